@@ -1,0 +1,70 @@
+// Prometheus text exposition (0.0.4, tolerant of OpenMetrics text) parsed into views over the body.
+//
+// The body must outlive the Exposition: names and label values are string_views into it, except
+// label values that contained escapes, which point into Exposition-owned storage.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpuattr::expo {
+
+struct Label {
+  std::string_view name;
+  std::string_view value;  // unescaped
+};
+
+struct Sample {
+  std::string_view name;
+  double value = 0;
+  uint32_t label_begin = 0;  // index into Exposition::labels
+  uint32_t label_count = 0;
+  uint32_t line = 0;  // 1-based line number in the body
+};
+
+enum class MetricType { kUnknown, kCounter, kGauge, kHistogram, kSummary, kUntyped, kInfo, kStateSet, kGaugeHistogram };
+
+struct TypeDecl {
+  std::string_view family;
+  MetricType type = MetricType::kUnknown;
+};
+
+struct ParseError {
+  uint32_t line = 0;  // 1-based
+  std::string reason;
+};
+
+struct Limits {
+  size_t max_body_bytes = 64u << 20;
+  size_t max_line_bytes = 1u << 20;
+  size_t max_labels_per_sample = 128;
+  size_t max_errors_kept = 100;  // further errors are only counted
+};
+
+struct Exposition {
+  std::vector<Sample> samples;
+  std::vector<Label> labels;
+  std::vector<TypeDecl> types;
+  std::vector<ParseError> errors;  // the first Limits::max_errors_kept
+  size_t error_count = 0;          // all malformed lines, kept or not
+  bool truncated = false;          // body exceeded max_body_bytes; the prefix was parsed
+  std::deque<std::string> unescaped;  // stable storage for label values that had escapes
+
+  std::span<const Label> LabelsOf(const Sample& s) const {
+    return {labels.data() + s.label_begin, s.label_count};
+  }
+  // The value of label `name` on `s`, or nullopt when the label is absent.
+  std::optional<std::string_view> LabelValue(const Sample& s, std::string_view name) const;
+  void Clear();  // keeps capacity for reuse
+};
+
+// Parses `body` into `out` (cleared first). Never throws; malformed lines are skipped and recorded.
+void Parse(std::string_view body, Exposition& out, const Limits& limits = {});
+
+}  // namespace gpuattr::expo

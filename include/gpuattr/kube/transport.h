@@ -1,0 +1,46 @@
+// The one seam between gpuattr and the network for apiserver traffic: a GET that returns a body or
+// an error, and a streaming GET for WATCH. Real implementation: HTTPS with the kubeconfig's
+// credentials (kube/http_transport.h). Tests use an in-memory fake or the fake apiserver.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "gpuattr/util/status.h"
+
+namespace gpuattr::kube {
+
+struct Request {
+  std::string path;  // absolute path with query, e.g. "/api/v1/pods?limit=500"
+  std::map<std::string, std::string> headers;
+  std::chrono::milliseconds timeout{15000};  // whole request (connect + read)
+  size_t max_body_bytes = 64u << 20;
+};
+
+struct Response {
+  int status = 0;  // HTTP status; 0 when no response arrived
+  std::string body;
+  std::map<std::string, std::string> headers;  // lower-case names
+};
+
+// Receives chunks of a streaming body; return false to stop the stream.
+using ChunkSink = std::function<bool(std::string_view chunk)>;
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  // Any HTTP status is a successful Result; only transport failures (connect, TLS, timeout, body
+  // over the cap, credential plugin failure) are errors. Each error message names the cluster.
+  virtual Result<Response> Get(const Request& req) = 0;
+  // Streams the body of a long-running GET (WATCH) into `sink`. Returns the status line's code
+  // (and headers, with an empty body) when the stream ends or the sink stops it.
+  virtual Result<Response> Stream(const Request& req, const ChunkSink& sink) = 0;
+  // The cluster name used in messages ("cluster \"kind-gpu\"").
+  virtual std::string ClusterName() const = 0;
+};
+
+}  // namespace gpuattr::kube

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs every test: the normal build (unit, golden and end-to-end tests with the fake apiserver,
+# kubectl and a real Prometheus), the unit tests again under ASan+UBSan, and a short fuzz smoke.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+jobs=$(nproc)
+
+echo "== build and test (RelWithDebInfo)"
+GPUATTR_BUILD_DIR=build scripts/build.sh
+ctest --test-dir build --output-on-failure -j "$jobs"
+
+echo "== unit tests under ASan+UBSan"
+GPUATTR_BUILD_DIR=build-asan scripts/build.sh -DCMAKE_BUILD_TYPE=Debug -DGPUATTR_SANITIZE=ON \
+  -DGPUATTR_BENCH=OFF
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build-asan --output-on-failure -j "$jobs" -L unit
+
+if [ -d tests/fuzz ] && ls tests/fuzz/*_fuzz.cc >/dev/null 2>&1; then
+  echo "== fuzz smoke (libFuzzer, a few seconds per target)"
+  GPUATTR_BUILD_DIR=build-fuzz CXX=clang++ scripts/build.sh -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DGPUATTR_FUZZ=ON -DGPUATTR_BENCH=OFF
+  scripts/fuzz.sh smoke
+fi
+echo "== all tests passed"

@@ -1,0 +1,29 @@
+#include "support/paths.h"
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace gpuattr::testing {
+
+std::filesystem::path SourceDir() { return GPUATTR_SOURCE_DIR; }
+
+std::filesystem::path FixturePath(const std::string& relative) {
+  return SourceDir() / "fixtures" / relative;
+}
+
+std::optional<std::filesystem::path> RealFixturesDir() {
+  auto dir = SourceDir().parent_path() / "shared" / "fixtures-real";
+  if (std::filesystem::is_directory(dir)) return dir;
+  return std::nullopt;
+}
+
+std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path.string());
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace gpuattr::testing

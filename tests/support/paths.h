@@ -1,0 +1,16 @@
+// Where tests find the project's fixtures and the read-only real captures beside the checkout.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace gpuattr::testing {
+
+std::filesystem::path SourceDir();                  // the repository root
+std::filesystem::path FixturePath(const std::string& relative);  // fixtures/<relative>
+// ../shared/fixtures-real when it exists (tests must still pass without it).
+std::optional<std::filesystem::path> RealFixturesDir();
+std::string ReadFile(const std::filesystem::path& path);  // throws std::runtime_error if unreadable
+
+}  // namespace gpuattr::testing
