@@ -31,9 +31,9 @@ std::string_view Trim(std::string_view s) {
 
 Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
   auto bad = [&](std::string_view why) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "invalid duration \"" + std::string(text) + "\": " + std::string(why) +
-                         " (use e.g. 20s, 1m30s, 500ms)");
+    return MakeError(ErrorCode::kInvalidArgument, "invalid duration \"" + std::string(text) +
+                                                      "\": " + std::string(why) +
+                                                      " (use e.g. 20s, 1m30s, 500ms)");
   };
   std::string_view s = Trim(text);
   if (s.empty()) return bad("empty");
@@ -53,12 +53,18 @@ Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
     while (j < s.size() && std::isalpha(static_cast<unsigned char>(s[j]))) ++j;
     std::string_view unit = s.substr(0, j);
     s.remove_prefix(j);
-    if (unit == "ms") total_ms += number;
-    else if (unit == "s") total_ms += number * 1000;
-    else if (unit == "m") total_ms += number * 60'000;
-    else if (unit == "h") total_ms += number * 3'600'000;
-    else if (unit == "d") total_ms += number * 86'400'000;
-    else return bad(unit.empty() ? "missing unit" : "unknown unit \"" + std::string(unit) + "\"");
+    if (unit == "ms")
+      total_ms += number;
+    else if (unit == "s")
+      total_ms += number * 1000;
+    else if (unit == "m")
+      total_ms += number * 60'000;
+    else if (unit == "h")
+      total_ms += number * 3'600'000;
+    else if (unit == "d")
+      total_ms += number * 86'400'000;
+    else
+      return bad(unit.empty() ? "missing unit" : "unknown unit \"" + std::string(unit) + "\"");
   }
   return std::chrono::milliseconds(static_cast<long long>(total_ms));
 }

@@ -7,7 +7,7 @@
 
 namespace gpuattr::testing {
 
-std::filesystem::path SourceDir();                  // the repository root
+std::filesystem::path SourceDir();                               // the repository root
 std::filesystem::path FixturePath(const std::string& relative);  // fixtures/<relative>
 // ../shared/fixtures-real when it exists (tests must still pass without it).
 std::optional<std::filesystem::path> RealFixturesDir();

@@ -28,7 +28,17 @@ struct Sample {
   uint32_t line = 0;  // 1-based line number in the body
 };
 
-enum class MetricType { kUnknown, kCounter, kGauge, kHistogram, kSummary, kUntyped, kInfo, kStateSet, kGaugeHistogram };
+enum class MetricType {
+  kUnknown,
+  kCounter,
+  kGauge,
+  kHistogram,
+  kSummary,
+  kUntyped,
+  kInfo,
+  kStateSet,
+  kGaugeHistogram
+};
 
 struct TypeDecl {
   std::string_view family;
@@ -51,9 +61,9 @@ struct Exposition {
   std::vector<Sample> samples;
   std::vector<Label> labels;
   std::vector<TypeDecl> types;
-  std::vector<ParseError> errors;  // the first Limits::max_errors_kept
-  size_t error_count = 0;          // all malformed lines, kept or not
-  bool truncated = false;          // body exceeded max_body_bytes; the prefix was parsed
+  std::vector<ParseError> errors;     // the first Limits::max_errors_kept
+  size_t error_count = 0;             // all malformed lines, kept or not
+  bool truncated = false;             // body exceeded max_body_bytes; the prefix was parsed
   std::deque<std::string> unescaped;  // stable storage for label values that had escapes
 
   std::span<const Label> LabelsOf(const Sample& s) const {

@@ -47,8 +47,8 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
-  Result(Error e) : v_(std::move(e)) {}      // NOLINT
+  Result(T value) : v_(std::move(value)) {}              // NOLINT: implicit by design
+  Result(Error e) : v_(std::move(e)) {}                  // NOLINT
   Result(Status s) : v_(s.error()) { assert(!s.ok()); }  // NOLINT: propagate a failed Status
 
   bool ok() const { return std::holds_alternative<T>(v_); }
@@ -69,6 +69,8 @@ class [[nodiscard]] Result {
   std::variant<T, Error> v_;
 };
 
-inline Error MakeError(ErrorCode code, std::string message) { return Error{code, std::move(message)}; }
+inline Error MakeError(ErrorCode code, std::string message) {
+  return Error{code, std::move(message)};
+}
 
 }  // namespace gpuattr
