@@ -26,7 +26,8 @@ Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
   try {
     // No abbreviations: "--int 5s" must not quietly mean --interval.
     auto style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
-    po::store(po::command_line_parser(args).options(desc).style(style).run(), vm);
+    po::positional_options_description none;  // gpuattr takes no arguments, only flags
+    po::store(po::command_line_parser(args).options(desc).positional(none).style(style).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
     return MakeError(ErrorCode::kInvalidArgument, e.what());
