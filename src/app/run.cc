@@ -63,7 +63,7 @@ std::shared_ptr<const publish::Snapshot> CycleLoop::RunOnce() {
   // Watch for Ctrl-C while the cycle runs: cancelled sessions return promptly.
   bool cancelled = false;
   while (done.load() < n) {
-    if (!cancelled && Shutdown::Instance().WaitFor(std::chrono::milliseconds(50))) {
+    if (!cancelled && Shutdown::Instance().WaitFor(std::chrono::milliseconds(10))) {
       for (auto& s : sessions_) s->Cancel();
       cancelled = true;
     } else if (cancelled) {
