@@ -46,12 +46,32 @@ inline const char* SkipBlanks(const char* p, const char* e) {
   while (p < e && IsBlank(*p)) ++p;
   return p;
 }
-inline const char* SkipClass(const char* p, const char* e, uint8_t cls) {
-  while (p < e && Is(*p, cls)) ++p;
-  return p;
-}
 inline const char* SkipToBlank(const char* p, const char* e) {
   while (p < e && !IsBlank(*p)) ++p;
+  return p;
+}
+
+// End of the run of name characters starting at p: [a-zA-Z0-9_] plus ':' for metric names.
+// `limit` may lie beyond the line: the line end ('\n', '\r' or the body end) stops the run anyway.
+template <bool kColon>
+inline const char* SpanName(const char* p, const char* limit) {
+#if defined(__SSE2__)
+  while (limit - p >= 16) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    // Bytes >= 0x80 are negative as signed chars and fall outside every range below.
+    __m128i lower = _mm_or_si128(v, _mm_set1_epi8(0x20));
+    __m128i alpha = _mm_and_si128(_mm_cmpgt_epi8(lower, _mm_set1_epi8('a' - 1)),
+                                  _mm_cmplt_epi8(lower, _mm_set1_epi8('z' + 1)));
+    __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)),
+                                  _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
+    __m128i ok = _mm_or_si128(_mm_or_si128(alpha, digit), _mm_cmpeq_epi8(v, _mm_set1_epi8('_')));
+    if constexpr (kColon) ok = _mm_or_si128(ok, _mm_cmpeq_epi8(v, _mm_set1_epi8(':')));
+    unsigned bad = ~static_cast<unsigned>(_mm_movemask_epi8(ok)) & 0xffffu;
+    if (bad != 0) return p + __builtin_ctz(bad);
+    p += 16;
+  }
+#endif
+  while (p < limit && Is(*p, kColon ? kNameChar : kLabelChar)) ++p;
   return p;
 }
 
@@ -322,7 +342,7 @@ class Parser {
     s.line = line;
     s.label_begin = static_cast<uint32_t>(out_.labels.size());
     if (Is(*p, kNameStart)) {
-      const char* n = SkipClass(p + 1, e, kNameChar);
+      const char* n = SpanName<true>(p + 1, body_end_);
       s.name = std::string_view(p, static_cast<size_t>(n - p));
       p = n;
       if (p < e && !IsBlank(*p) && *p != '{') {
@@ -391,7 +411,7 @@ class Parser {
       }
       std::string_view name;
       if (Is(*p, kLabelStart)) {
-        const char* n = SkipClass(p + 1, e, kLabelChar);
+        const char* n = SpanName<false>(p + 1, body_end_);
         name = std::string_view(p, static_cast<size_t>(n - p));
         p = SkipBlanks(n, e);
       } else if (*p == '"') {  // Prometheus 3 quoted label name, or the quoted metric name
