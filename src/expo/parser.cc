@@ -92,6 +92,33 @@ inline const char* FindQuoteOrBackslash(const char* p, const char* limit) {
   return p;
 }
 
+// Bit i of *quotes / *backslashes is set when b[i] is '"' / '\\' (64 bytes from b).
+inline void QuoteMasks64(const char* b, uint64_t* quotes, uint64_t* backslashes) {
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  uint64_t q = 0, k = 0;
+  for (int i = 0; i < 4; ++i) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 16 * i));
+    q |= static_cast<uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote))))
+         << (16 * i);
+    k |= static_cast<uint64_t>(
+             static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, backslash))))
+         << (16 * i);
+  }
+  *quotes = q;
+  *backslashes = k;
+#else
+  uint64_t q = 0, k = 0;
+  for (int i = 0; i < 64; ++i) {
+    q |= static_cast<uint64_t>(b[i] == '"') << i;
+    k |= static_cast<uint64_t>(b[i] == '\\') << i;
+  }
+  *quotes = q;
+  *backslashes = k;
+#endif
+}
+
 // ---------------------------------------------------------------------------------------------
 // Numbers.
 
@@ -337,6 +364,67 @@ class Parser {
     return false;
   }
 
+  // The fast path for the label set of a well-formed line, written as exporters write it:
+  // `{name="value",...}` with no blanks and no backslashes. The quote positions of the whole line
+  // are found first as bitmasks, so finding each value's end is a bit operation rather than a
+  // scan whose result the next label waits for. Returns the position after '}', or nullptr when
+  // anything is unusual; the caller then rolls back and runs LabelSet, which accepts a superset
+  // of this grammar (and produces the same labels for what is accepted here) and explains errors.
+  const char* FastLabels(const char* brace, const char* e, uint32_t& count) {
+    constexpr size_t kMaxWords = 16;  // label sets up to 1 KiB; longer ones take the general path
+    const char* base = brace + 1;
+    size_t n = static_cast<size_t>(e - base);
+    if (n == 0 || n > kMaxWords * 64) return nullptr;
+    size_t words = (n + 63) / 64;
+    uint64_t quotes[kMaxWords];
+    uint64_t backslashes = 0;
+    for (size_t w = 0; w < words; ++w) {
+      const char* b = base + 64 * w;
+      uint64_t k = 0;
+      if (body_end_ - b >= 64) {
+        QuoteMasks64(b, &quotes[w], &k);
+      } else {  // the body's last bytes: copy them so the vector loads stay inside our memory
+        char tail[64] = {};
+        std::memcpy(tail, b, static_cast<size_t>(body_end_ - b));
+        QuoteMasks64(tail, &quotes[w], &k);
+      }
+      backslashes |= w + 1 < words ? k : k & (~0ull >> (64 * words - n));
+    }
+    if (backslashes != 0) return nullptr;
+    quotes[words - 1] &= ~0ull >> (64 * words - n);  // only quotes before the line end
+
+    size_t w = 0;
+    uint64_t bits = quotes[0];
+    auto next_quote = [&]() -> const char* {
+      while (bits == 0) {
+        if (++w == words) return nullptr;
+        bits = quotes[w];
+      }
+      const char* q = base + 64 * w + __builtin_ctzll(bits);
+      bits &= bits - 1;
+      return q;
+    };
+    const char* start = base;
+    for (;;) {
+      if (*start == '}') return start + 1;  // empty set or trailing comma
+      const char* open = next_quote();
+      if (open == nullptr) return nullptr;
+      const char* eq = open - 1;
+      if (eq <= start || *eq != '=' || !Is(*start, kLabelStart)) return nullptr;
+      if (SpanName<false>(start + 1, body_end_) != eq) return nullptr;
+      const char* close = next_quote();
+      if (close == nullptr || close + 1 >= e) return nullptr;
+      if (++count > limits_.max_labels_per_sample) return nullptr;
+      out_.labels.push_back(
+          Label{std::string_view(start, static_cast<size_t>(eq - start)),
+                std::string_view(open + 1, static_cast<size_t>(close - open - 1))});
+      if (close[1] == '}') return close + 2;
+      if (close[1] != ',') return nullptr;
+      start = close + 2;
+      if (start >= e) return nullptr;
+    }
+  }
+
   Failure SampleLine(const char* p, const char* e, uint32_t line) {
     Sample s;
     s.line = line;
@@ -354,10 +442,17 @@ class Parser {
               std::string_view(p, static_cast<size_t>(SkipToBlank(p, e) - p))};
     }
     if (p < e && *p == '{') {
-      Failure f = LabelSet(p + 1, e, &p, s);
-      if (f.fault != Fault::kNone) {
+      uint32_t count = 0;
+      const char* after = limits_.fast_path ? FastLabels(p, e, count) : nullptr;
+      if (after != nullptr) {
+        p = after;
+      } else {
         out_.labels.resize(s.label_begin);
-        return f;
+        Failure f = LabelSet(p + 1, e, &p, s);
+        if (f.fault != Fault::kNone) {
+          out_.labels.resize(s.label_begin);
+          return f;
+        }
       }
       if (s.name.empty()) {
         out_.labels.resize(s.label_begin);

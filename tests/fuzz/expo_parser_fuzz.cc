@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string_view>
 
 #include "gpuattr/expo/parser.h"
@@ -69,6 +70,29 @@ void CheckInvariants(std::string_view input, const Exposition& e,
   }
 }
 
+bool SameBits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+void CheckSame(const Exposition& a, const Exposition& b) {
+  Check(a.samples.size() == b.samples.size(), "fast/general: same sample count");
+  Check(a.labels.size() == b.labels.size(), "fast/general: same label count");
+  Check(a.error_count == b.error_count, "fast/general: same error count");
+  for (size_t i = 0; i < a.samples.size(); ++i) {
+    const auto& x = a.samples[i];
+    const auto& y = b.samples[i];
+    Check(x.name == y.name && SameBits(x.value, y.value) && x.line == y.line &&
+              x.label_begin == y.label_begin && x.label_count == y.label_count,
+          "fast/general: same samples");
+  }
+  for (size_t i = 0; i < a.labels.size(); ++i) {
+    Check(a.labels[i].name == b.labels[i].name && a.labels[i].value == b.labels[i].value,
+          "fast/general: same labels");
+  }
+  for (size_t i = 0; i < a.errors.size(); ++i) {
+    Check(a.errors[i].line == b.errors[i].line && a.errors[i].reason == b.errors[i].reason,
+          "fast/general: same errors");
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -85,6 +109,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   gpuattr::expo::Parse(input, e, defaults);
   CheckInvariants(input, e, defaults);
   Check(e.samples.size() == samples && e.error_count == errors, "re-parse is deterministic");
+
+  // The bitmask fast path must give exactly what the general path gives.
+  gpuattr::expo::Limits general = defaults;
+  general.fast_path = false;
+  Exposition g;
+  gpuattr::expo::Parse(input, g, general);
+  CheckInvariants(input, g, general);
+  CheckSame(e, g);
 
   // Tight limits exercise the limit paths.
   gpuattr::expo::Limits tight;
