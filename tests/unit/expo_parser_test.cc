@@ -319,6 +319,20 @@ TEST(ExpoParserErrors, MetricNames) {
   ExpectOneError("Here is the output: 1\n", 1, "invalid number \"is\"");
 }
 
+TEST(ExpoParserErrors, InvalidUtf8) {
+  ExpectOneError("a{x=\"bad \xff byte\"} 1\n", 1, "invalid UTF-8 in the value of label \"x\"");
+  ExpectOneError("a{x=\"\xc3\"} 1\n", 1, "invalid UTF-8 in the value of label \"x\"");  // cut
+  ExpectOneError("a{x=\"\xc0\xaf\"} 1\n", 1, "invalid UTF-8 in the value of label \"x\"");
+  ExpectOneError("a{x=\"\xed\xa0\x80\"} 1\n", 1,  // a surrogate
+                 "invalid UTF-8 in the value of label \"x\"");
+  ExpectOneError("a{x=\"\xf4\x90\x80\x80\"} 1\n", 1,  // above U+10FFFF
+                 "invalid UTF-8 in the value of label \"x\"");
+  ExpectOneError("{\"m\xff\"} 1\n", 1, "invalid UTF-8 in quoted name \"m\\xff\"");
+  auto e = ParseText("a{x=\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x9a\x80\"} 1\n");  // é € 🚀
+  EXPECT_EQ(e.error_count, 0u);
+  EXPECT_EQ(e.samples.size(), 1u);
+}
+
 TEST(ExpoParserErrors, HelpAndType) {
   ExpectOneError("# HELP\n", 1, "HELP line without a metric name");
   ExpectOneError("# TYPE   \n", 1, "TYPE line without a metric name");
@@ -492,6 +506,8 @@ TEST(ExpoParserFastPath, AgreesWithTheGeneralPath) {
       "o{x=\"1\"}}\n"
       "p{x=\"1\"} # exemplar {a=\"b\"} 1\n"
       "q{x=\"a\"b\"} 13\n"
+      "t{x=\"\xc3\xa9\"} 14\n"  // non-ASCII: general path
+      "u{x=\"\xff\"} 15\n"
       "r{x=\"1\",");  // body ends inside the label set
   std::string wide = "s{";
   for (int i = 0; i < 60; ++i) {
