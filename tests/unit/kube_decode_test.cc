@@ -120,6 +120,14 @@ TEST(DecodePod, PendingUnschedulable) {
   EXPECT_EQ(r->containers[0].limits.at("nvidia.com/gpu"), 16);
 }
 
+TEST(DecodePod, LegacyClaimSource) {
+  auto r = DecodePod(json::parse(R"({"metadata": {"name": "p", "namespace": "n"},
+    "spec": {"resourceClaims": [{"name": "gpu", "source": {"resourceClaimName": "old-style"}}]}})"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->resource_claims.size(), 1u);
+  EXPECT_EQ(r->resource_claims[0].claim_name, "old-style");
+}
+
 TEST(DecodePod, NotAllContainersReady) {
   auto r = DecodePod(json::parse(R"({
     "metadata": {"name": "p", "namespace": "n"},

@@ -304,7 +304,27 @@ TEST(ObjectCache, AllKindsSyncAndSkipUndecodableObjects) {
     EXPECT_EQ(s.lists, 1u);
     EXPECT_EQ(s.objects, 1u);
     EXPECT_EQ(s.decode_errors, s.resource == "pods" ? 1u : 0u);
+    EXPECT_EQ(s.last_error, "");  // a bad object is not a failed LIST
+    if (s.resource == "pods") {
+      EXPECT_THAT(s.last_decode_error, HasSubstr("pod \"a/bad\": field spec.containers"));
+    }
   }
+}
+
+TEST(ObjectCache, DeletedObjectLeavesEvenWhenItDoesNotDecode) {
+  Harness h;
+  h.transport->Enqueue("/api/v1/pods?limit",
+                       FakeReply::Json(ListJson({PodJson("a", "p", "1")}, "1")));
+  h.transport->Enqueue(
+      "/api/v1/pods?watch",
+      FakeReply::Chunks(
+          {Event("DELETED", R"({"metadata":{"namespace":"a","name":"p"},"spec":{"nodeName":5}})")},
+          true));
+  ObjectCache& cache = h.Start();
+  ASSERT_TRUE(cache.WaitSynced(10s));
+  ASSERT_TRUE(Eventually([&] { return cache.Snapshot()->pods.empty(); }));
+  // The error is recorded right after the removal.
+  EXPECT_TRUE(Eventually([&] { return cache.KindStatuses().at(0).decode_errors == 1; }));
 }
 
 TEST(ObjectCache, StopIsPromptWhileWatching) {
