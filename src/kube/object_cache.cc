@@ -104,6 +104,7 @@ struct ObjectCache::Informer {
 
 ObjectCache::ObjectCache(std::shared_ptr<ApiClient> client, ObjectCacheOptions options)
     : client_(std::move(client)), options_(std::move(options)), cluster_(client_->ClusterName()) {
+  options_.watch.keep_watching = options_.keep_watching;
   if (options_.pods) {
     AddInformer(std::make_unique<TypedStore<Pod>>(*this, &DecodePod, &ClusterObjects::pods),
                 {"pods", "/api/v1/pods"});
@@ -147,6 +148,7 @@ void ObjectCache::Start() {
 
 void ObjectCache::Stop() {
   stop_.Stop();
+  if (options_.cancel_streams) options_.cancel_streams();
   for (auto& inf : informers_) {
     if (inf->thread.joinable()) inf->thread.join();
   }

@@ -202,6 +202,7 @@ void ListWatcher::Run(const StopSignal& stop) {
       backoff.Reset();
       SetError(Status::Ok());
       if (on_synced_) on_synced_();
+      if (!options_.keep_watching) return;
     }
     bool got_events = false;
     Status s = Watch(stop, got_events);

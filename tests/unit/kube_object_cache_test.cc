@@ -342,6 +342,35 @@ TEST(ObjectCache, StopIsPromptWhileWatching) {
   EXPECT_FALSE(cache.WaitSynced(10s));  // stopped
 }
 
+TEST(ObjectCache, ListOnlyModeMakesNoWatch) {
+  Harness h(/*all_kinds=*/true);
+  h.options.keep_watching = false;
+  h.transport->SetDefault("/api/v1/", FakeReply::Json(ListJson({}, "1")));
+  ObjectCache& cache = h.Start();
+  ASSERT_TRUE(cache.WaitSynced(10s));
+  cache.Stop();
+  EXPECT_EQ(h.transport->CountRequests("/api/v1/"), 3u);
+  EXPECT_EQ(h.client->counters().Total("watch", "pods"), 0u);
+}
+
+TEST(ObjectCache, StopCallsTheStreamCanceller) {
+  Harness h;
+  h.transport->SetDefault("/api/v1/pods?limit", FakeReply::Json(ListJson({}, "1")));
+  h.transport->SetDefault("/api/v1/pods?watch", FakeReply::Blocking());
+  int cancels = 0;
+  h.options.cancel_streams = [&] {
+    ++cancels;
+    h.transport->EndStreams();
+  };
+  ObjectCache& cache = h.Start();
+  ASSERT_TRUE(cache.WaitSynced(10s));
+  ASSERT_TRUE(Eventually([&] { return h.transport->OpenStreams() == 1; }));
+  cache.Stop();
+  EXPECT_EQ(cancels, 1);
+  EXPECT_EQ(h.transport->OpenStreams(), 0);
+  EXPECT_EQ(h.Lists(), 1u);
+}
+
 TEST(ObjectCache, StopIsPromptDuringABackoffOnTheRealClock) {
   auto transport = std::make_shared<FakeTransport>();
   ApiClientOptions o;  // the real clock

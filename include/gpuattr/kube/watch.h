@@ -70,6 +70,7 @@ struct WatchOptions {
   std::chrono::seconds stream_timeout{360};  // the transport's bound on one watch request
   std::chrono::milliseconds list_timeout{60000};
   BackoffPolicy backoff;
+  bool keep_watching = true;  // false: Run returns after the first successful LIST
 };
 
 struct WatchStatus {
