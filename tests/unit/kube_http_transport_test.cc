@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "gpuattr/kube/tls.h"
 #include "support/test_certs.h"
 
@@ -102,6 +104,43 @@ TEST(Tls, CaBundleKeepsEveryCertificate) {
       "server certificate not signed by the CA in /x");
   EXPECT_THAT(DescribeVerifyError(X509_V_ERR_HOSTNAME_MISMATCH, "the CA in /x", "h"),
               HasSubstr("not valid for \"h\""));
+}
+
+}  // namespace
+}  // namespace gpuattr::kube
+
+namespace gpuattr::kube {
+namespace {
+
+TEST(EnvProxy, FollowsHttpsProxyNoProxyAndLoopbackRules) {
+  std::map<std::string, std::string> env;
+  auto getenv = [&env](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  auto proxy_for = [&](const std::string& url) {
+    return ProxyFromEnvironment(*ParseServerUrl(url), getenv);
+  };
+  EXPECT_EQ(proxy_for("https://api.example:6443").url, "");
+  env["https_proxy"] = "proxy.corp:3128";
+  EXPECT_EQ(proxy_for("https://api.example:6443").url, "http://proxy.corp:3128");
+  EXPECT_EQ(proxy_for("https://api.example:6443").source, "https_proxy");
+  env["HTTPS_PROXY"] = "http://upper:8080";
+  EXPECT_EQ(proxy_for("https://api.example:6443").url, "http://upper:8080");
+  EXPECT_EQ(proxy_for("http://api.example").url, "");  // http uses HTTP_PROXY
+  EXPECT_EQ(proxy_for("https://127.0.0.1:6443").url, "");
+  EXPECT_EQ(proxy_for("https://localhost:6443").url, "");
+  env["NO_PROXY"] = " .internal, example.org,10.0.0.0/8,api.other:6443";
+  EXPECT_EQ(proxy_for("https://k8s.internal").url, "");
+  EXPECT_EQ(proxy_for("https://example.org").url, "");
+  EXPECT_EQ(proxy_for("https://a.example.org").url, "");
+  EXPECT_NE(proxy_for("https://badexample.org").url, "");
+  EXPECT_EQ(proxy_for("https://10.20.30.40:6443").url, "");
+  EXPECT_NE(proxy_for("https://11.0.0.1:6443").url, "");
+  EXPECT_EQ(proxy_for("https://api.other:6443").url, "");
+  EXPECT_NE(proxy_for("https://api.other:443").url, "");
+  env["NO_PROXY"] = "*";
+  EXPECT_EQ(proxy_for("https://anything.example").url, "");
 }
 
 }  // namespace
