@@ -488,10 +488,11 @@ TEST_F(KubeAuthTest, MissingExecBinaryIsAClearError) {
 }
 
 TEST_F(KubeAuthTest, WrongCaFailsNamingClusterAndCaFile) {
+  secrets_ = {"wrong-ca-bearer-secret"};
   TlsServer server(pki_.server, pki_.ca, RequireToken([] { return "t"; }));
   auto cfg = WriteKubeconfig(
       "    server: " + server.url() + "\n    certificate-authority: pki/other-ca.crt\n",
-      "    token: t\n");
+      "    token: wrong-ca-bearer-secret\n");
   auto t = Connect(cfg);
   ASSERT_TRUE(t.ok()) << t.error().message;
   auto res = (*t)->Get(Req());
