@@ -171,11 +171,12 @@ class HttpTransport final : public Transport {
   Error Fail(ErrorCode code, const std::string& what) const {
     return MakeError(code, "cluster " + Quote(conn_.context_name) + ": " + what);
   }
-  Result<std::unique_ptr<Pooled>> Acquire(const AuthMaterial& auth);
+  Result<std::unique_ptr<Pooled>> Acquire(const AuthMaterial& auth, bool& reused);
   Result<std::unique_ptr<Pooled>> NewClient(const AuthMaterial& auth);
   void Release(std::unique_ptr<Pooled> p);
   Result<Response> Do(const Request& req, const ChunkSink* sink);
-  Result<Response> Once(const Request& req, const ChunkSink* sink, const AuthMaterial& auth);
+  Result<Response> Once(const Request& req, const ChunkSink* sink, const AuthMaterial& auth,
+                        bool fresh_connection);
   Error Describe(httplib::Error err, const Pooled& p, std::chrono::milliseconds elapsed,
                  std::chrono::milliseconds timeout) const;
 
@@ -321,13 +322,18 @@ Result<std::unique_ptr<HttpTransport::Pooled>> HttpTransport::NewClient(const Au
   return p;
 }
 
-Result<std::unique_ptr<HttpTransport::Pooled>> HttpTransport::Acquire(const AuthMaterial& auth) {
+Result<std::unique_ptr<HttpTransport::Pooled>> HttpTransport::Acquire(const AuthMaterial& auth,
+                                                                      bool& reused) {
+  reused = false;
   {
     std::lock_guard<std::mutex> lock(pool_mu_);
     while (!idle_.empty()) {
       std::unique_ptr<Pooled> p = std::move(idle_.back());
       idle_.pop_back();
-      if (p->generation == auth.exec_cert_generation) return p;
+      if (p->generation == auth.exec_cert_generation) {
+        reused = true;
+        return p;
+      }
       // built with an older exec client certificate: drop it
     }
   }
@@ -401,8 +407,9 @@ Error HttpTransport::Describe(httplib::Error err, const Pooled& p,
 }
 
 Result<Response> HttpTransport::Once(const Request& req, const ChunkSink* sink,
-                                     const AuthMaterial& auth) {
-  auto pooled = Acquire(auth);
+                                     const AuthMaterial& auth, bool fresh_connection) {
+  bool reused = false;
+  auto pooled = fresh_connection ? NewClient(auth) : Acquire(auth, reused);
   if (!pooled.ok()) return pooled.error();
   std::unique_ptr<Pooled> p = std::move(*pooled);
   *p->verify = VerifyOutcome{};
@@ -486,14 +493,23 @@ Result<Response> HttpTransport::Once(const Request& req, const ChunkSink* sink,
                                            FormatDuration(req.timeout));
     }
   }
-  return Describe(res.error(), *p, elapsed, req.timeout);
+  // A pooled keep-alive connection the server closed while it sat idle fails before any
+  // response: retry once on a new connection (GET is idempotent).
+  const httplib::Error e = res.error();
+  if (reused && out.status == 0 && elapsed < req.timeout &&
+      (e == httplib::Error::Read || e == httplib::Error::Write ||
+       e == httplib::Error::SSLConnection || e == httplib::Error::Connection ||
+       e == httplib::Error::Unknown)) {
+    return Once(req, sink, auth, true);
+  }
+  return Describe(e, *p, elapsed, req.timeout);
 }
 
 Result<Response> HttpTransport::Do(const Request& req, const ChunkSink* sink) {
   for (int attempt = 0;; ++attempt) {
     auto auth = credentials_->Current();
     if (!auth.ok()) return Fail(auth.error().code, auth.error().message);
-    auto res = Once(req, sink, *auth);
+    auto res = Once(req, sink, *auth, false);
     if (res.ok() && res->status == 401 && attempt == 0 && credentials_->Invalidate()) {
       log::Info("apiserver answered 401; refreshing credentials and retrying once",
                 {{"cluster", conn_.context_name}, {"auth", credentials_->Kind()}});

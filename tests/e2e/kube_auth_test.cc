@@ -119,6 +119,7 @@ class TlsServer {
     thread_.join();
   }
   int port() const { return port_; }
+  httplib::Server& raw() { return *server_; }
   std::string url() const { return "https://127.0.0.1:" + std::to_string(port_); }
   Seen seen() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -1013,6 +1014,26 @@ TEST_F(KubectlAgreementTest, MergedListsAndContextSelection) {
   ExpectAgreement(b + ":" + a, "both", "b");
   ExpectAgreement(b + ":" + a, "mixed", "b");  // cluster and user entries from b win
   ExpectAgreement(a + ":" + b, "mixed", "a");  // context from b, cluster+user from a
+}
+
+}  // namespace
+}  // namespace gpuattr::kube
+
+namespace gpuattr::kube {
+namespace {
+
+TEST_F(KubeAuthTest, IdleConnectionClosedByTheServerIsReplaced) {
+  TlsServer server(pki_.server, pki_.ca, RequireToken([] { return "t"; }));
+  server.raw().set_keep_alive_timeout(1);
+  auto cfg = WriteKubeconfig(ClusterWithCaFile(server.url()), "    token: t\n");
+  auto t = Connect(cfg);
+  ASSERT_TRUE(t.ok());
+  ASSERT_TRUE((*t)->Get(Req()).ok());
+  // Let the server drop the idle keep-alive connection the pool still holds.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1600));
+  auto res = (*t)->Get(Req());
+  ASSERT_TRUE(res.ok()) << res.error().message;
+  EXPECT_EQ(res->status, 200);
 }
 
 }  // namespace
