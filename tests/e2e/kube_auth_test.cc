@@ -113,6 +113,11 @@ class TlsServer {
     });
     port_ = server_->bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_->listen_after_bind(); });
+    // httplib's stop() is a no-op until the accept loop runs: a test that makes no request would
+    // otherwise hang in the destructor. Bounded: 5 s at most.
+    for (int i = 0; i < 500 && !server_->is_running(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
   }
   ~TlsServer() {
     server_->stop();
