@@ -350,6 +350,23 @@ TEST_F(FakeApiServerTest, DiscoveryEndpoints) {
   EXPECT_EQ(pc->Get("/apis/resource.k8s.io/v1/resourceclaims")->status, 404);
 }
 
+TEST_F(FakeApiServerTest, DraScenarioServesV1Only) {
+  auto& s = Start(Load("dra"));
+  auto c = Client(s);
+  EXPECT_EQ(Parse(c->Get("/version"))["minor"], "34");
+  auto claims = c->Get("/apis/resource.k8s.io/v1/namespaces/ml/resourceclaims");
+  ASSERT_EQ(claims->status, 200);
+  EXPECT_EQ(Names(Parse(claims)), (std::vector<std::string>{"eight-gpus", "llm-dra-0-gpu-7kq2x"}));
+  auto all = Parse(c->Get("/apis/resource.k8s.io/v1/resourceclaims"));
+  EXPECT_EQ(all["items"].size(), 3u);
+  EXPECT_EQ(c->Get("/apis/resource.k8s.io/v1beta1/resourceslices")->status, 404);
+  auto w = Watch(*c, "/apis/resource.k8s.io/v1/resourceslices?watch=1&timeoutSeconds=5",
+                 [](const std::vector<json>& evs) { return !evs.empty(); });
+  ASSERT_EQ(w.events.size(), 1u);
+  EXPECT_EQ(w.events[0]["object"]["apiVersion"], "resource.k8s.io/v1");
+  EXPECT_EQ(w.events[0]["object"]["kind"], "ResourceSlice");
+}
+
 TEST_F(FakeApiServerTest, ObjectsCarryApiserverMetadata) {
   auto& s = Start(Load("basic"));
   auto c = Client(s);
@@ -789,6 +806,8 @@ TEST_F(FakeApiServerTest, RequestLogCountsAndResets) {
   EXPECT_EQ(log[0].resource, "pods");
   EXPECT_EQ(log[0].status, 200);
   EXPECT_LE(log[0].time, log[3].time);
+  EXPECT_EQ(s.CountRequests("list", "", log[1].time), 1u);
+  EXPECT_EQ(s.CountRequests("", "", log[3].time + std::chrono::hours(1)), 0u);
   s.ResetRequests();
   EXPECT_EQ(s.CountRequests(""), 0u);
 }
