@@ -586,6 +586,22 @@ TEST_F(FakeApiServerTest, StopEndsOpenWatchesPromptly) {
   EXPECT_EQ(done.get().events.size(), 0u);
 }
 
+TEST_F(FakeApiServerTest, AbandonedWatchesFreeTheirThreads) {
+  FakeApiServerOptions opts;
+  opts.threads = 2;  // a leaked watch would soon leave no thread for new requests
+  auto& s = Start(Load("basic"), opts);
+  for (int i = 0; i < 6; ++i) {
+    auto c = Client(s);
+    // No timeoutSeconds, no bookmarks: the client takes the first event and hangs up.
+    auto w = Watch(*c, "/api/v1/pods?watch=1",
+                   [](const std::vector<json>& evs) { return !evs.empty(); });
+    ASSERT_EQ(w.events.size(), 1u) << "watch " << i << ": " << httplib::to_string(w.error);
+  }
+  auto r = Client(s)->Get("/api/v1/nodes");
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  EXPECT_EQ(r->status, 200);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Faults.
 
