@@ -18,6 +18,7 @@
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <chrono>
 #include <thread>
 
 #include "gpuattr/kube/http_transport.h"

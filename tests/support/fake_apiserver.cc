@@ -18,6 +18,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <chrono>
 #include <thread>
 
 #include <httplib.h>
@@ -1396,6 +1397,11 @@ Status FakeApiServer::Start() {
     }
   }
   s.listen_thread = std::thread([&s] { s.server->listen_after_bind(); });
+  // httplib's stop() does nothing until the accept loop runs; wait (bounded) so that a Stop()
+  // right after Start() cannot leave the listen thread blocked in accept() forever.
+  for (int i = 0; i < 500 && !s.server->is_running(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   s.script_thread = std::thread([&s] { s.RunScript(); });
   s.started = true;
   return Status::Ok();
