@@ -1,0 +1,46 @@
+// kube::Transport over cpp-httplib for one cluster (one kubeconfig context).
+//
+// TLS: when the kubeconfig gives a CA, ONLY that CA is trusted (httplib's own verification is off
+// and the SSL_CTX verifies against a store holding just that CA, plus the hostname or IP, or the
+// tls-server-name); without one the system CAs are used; insecure-skip-tls-verify disables
+// verification with a loud warning logged once per cluster. tls-server-name is also sent as SNI
+// when the server URL holds an IP address (and no proxy is set).
+//
+// Threads: any number of threads may call Get/Stream at once. Each in-flight request uses its own
+// httplib client (with its keep-alive connection); finished clients go back to a small idle pool
+// (at most `max_idle_clients`, default 8, the scrape concurrency) and are reused. A client that
+// failed is dropped rather than reused.
+//
+// Credentials are applied per request; after a 401 the exec/tokenFile credentials are refreshed
+// and the request is retried once.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "gpuattr/kube/kubeconfig.h"
+#include "gpuattr/kube/transport.h"
+#include "gpuattr/util/status.h"
+
+namespace gpuattr::kube {
+
+struct ServerUrl {
+  std::string scheme;     // "https" or "http"
+  std::string host;       // without brackets for IPv6
+  int port = 0;           // 443/80 when absent
+  std::string base_path;  // "" or "/prefix" (no trailing slash), prepended to request paths
+};
+// Parses a kubeconfig server URL ("https://host[:port][/prefix]").
+Result<ServerUrl> ParseServerUrl(const std::string& url);
+
+struct TransportOptions {
+  size_t max_idle_clients = 8;
+  std::chrono::milliseconds exec_timeout{30000};
+  std::string user_agent = "gpuattr";
+};
+
+Result<std::unique_ptr<Transport>> MakeTransport(const ClusterConnection& conn,
+                                                 const TransportOptions& options);
+Result<std::unique_ptr<Transport>> MakeTransport(const ClusterConnection& conn);
+
+}  // namespace gpuattr::kube

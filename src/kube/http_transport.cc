@@ -1,0 +1,530 @@
+#include "gpuattr/kube/http_transport.h"
+
+#include <fcntl.h>
+#include <httplib.h>
+#include <netdb.h>
+#include <openssl/err.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <vector>
+
+#include "gpuattr/kube/credentials.h"
+#include "gpuattr/kube/tls.h"
+#include "gpuattr/util/log.h"
+#include "gpuattr/util/strings.h"
+
+namespace gpuattr::kube {
+namespace {
+
+std::string Quote(const std::string& s) { return "\"" + s + "\""; }
+
+// Parses "scheme://[user[:pass]@]host[:port][/path]".
+struct ParsedUrl {
+  std::string scheme, userinfo, host, path;
+  int port = 0;
+};
+
+Result<ParsedUrl> ParseUrl(const std::string& url, const std::string& what) {
+  auto bad = [&](const std::string& why) {
+    return MakeError(ErrorCode::kInvalidArgument, what + ": " + why);
+  };
+  ParsedUrl p;
+  size_t scheme_end = url.find("://");
+  if (scheme_end == std::string::npos || scheme_end == 0)
+    return bad("expected scheme://host[:port]");
+  p.scheme = ToLower(url.substr(0, scheme_end));
+  std::string rest = url.substr(scheme_end + 3);
+  size_t slash = rest.find_first_of("/?#");
+  std::string authority = rest.substr(0, slash);
+  if (slash != std::string::npos) p.path = rest.substr(slash);
+  size_t at = authority.rfind('@');
+  if (at != std::string::npos) {
+    p.userinfo = authority.substr(0, at);
+    authority = authority.substr(at + 1);
+  }
+  std::string port_text;
+  if (!authority.empty() && authority.front() == '[') {
+    size_t close = authority.find(']');
+    if (close == std::string::npos) return bad("unclosed [ in the host");
+    p.host = authority.substr(1, close - 1);
+    std::string after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') return bad("unexpected text after the IPv6 address");
+      port_text = after.substr(1);
+    }
+  } else {
+    size_t colon = authority.rfind(':');
+    p.host = authority.substr(0, colon);
+    if (colon != std::string::npos) port_text = authority.substr(colon + 1);
+  }
+  if (p.host.empty()) return bad("missing host");
+  if (!port_text.empty()) {
+    int port = 0;
+    for (char c : port_text) {
+      if (c < '0' || c > '9' || port > 65535) return bad("invalid port");
+      port = port * 10 + (c - '0');
+    }
+    if (port <= 0 || port > 65535) return bad("invalid port");
+    p.port = port;
+  }
+  return p;
+}
+
+// The URL without credentials, for messages.
+std::string Redact(const ParsedUrl& p) {
+  std::string host = p.host.find(':') != std::string::npos ? "[" + p.host + "]" : p.host;
+  return p.scheme + "://" + host + (p.port ? ":" + std::to_string(p.port) : "");
+}
+
+std::string PercentDecode(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+void SetTimeouts(httplib::ClientImpl& c, std::chrono::milliseconds t) {
+  auto sec = static_cast<time_t>(t.count() / 1000);
+  auto usec = static_cast<time_t>((t.count() % 1000) * 1000);
+  c.set_connection_timeout(sec, usec);
+  c.set_read_timeout(sec, usec);
+  c.set_write_timeout(sec, usec);
+}
+
+// httplib reports every failed connect as Error::Connection; find out why with one more attempt
+// (only on the failure path) so the message can say "connection refused" or "cannot resolve".
+std::string DiagnoseConnect(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  int rc = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res);
+  if (rc != 0) return "cannot resolve host " + Quote(host) + ": " + gai_strerror(rc);
+  std::string why = "connection failed";
+  if (res) {
+    int fd = ::socket(res->ai_family, res->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd >= 0) {
+      int err = 0;
+      if (::connect(fd, res->ai_addr, res->ai_addrlen) != 0) {
+        err = errno;
+        if (err == EINPROGRESS) {
+          pollfd p{fd, POLLOUT, 0};
+          if (::poll(&p, 1, 2000) == 1) {
+            socklen_t len = sizeof err;
+            ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+          } else {
+            err = ETIMEDOUT;
+          }
+        }
+      }
+      ::close(fd);
+      if (err == ECONNREFUSED) {
+        why = "connection refused";
+      } else if (err != 0) {
+        why = std::strerror(err);
+        if (!why.empty())
+          why[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(why[0])));
+      }
+    }
+  }
+  ::freeaddrinfo(res);
+  return why;
+}
+
+std::mutex g_warned_mu;
+std::set<std::string> g_warned_insecure;
+
+class HttpTransport final : public Transport {
+ public:
+  HttpTransport(ClusterConnection conn, TransportOptions options)
+      : conn_(std::move(conn)), options_(std::move(options)) {}
+
+  Status Init();
+  Result<Response> Get(const Request& req) override { return Do(req, nullptr); }
+  Result<Response> Stream(const Request& req, const ChunkSink& sink) override {
+    return Do(req, &sink);
+  }
+  std::string ClusterName() const override { return conn_.context_name; }
+
+ private:
+  struct Pooled {
+    std::unique_ptr<httplib::ClientImpl> client;
+    std::unique_ptr<VerifyOutcome> verify = std::make_unique<VerifyOutcome>();
+    uint64_t generation = 0;  // exec certificate generation it was built with
+  };
+
+  Error Fail(ErrorCode code, const std::string& what) const {
+    return MakeError(code, "cluster " + Quote(conn_.context_name) + ": " + what);
+  }
+  Result<std::unique_ptr<Pooled>> Acquire(const AuthMaterial& auth);
+  Result<std::unique_ptr<Pooled>> NewClient(const AuthMaterial& auth);
+  void Release(std::unique_ptr<Pooled> p);
+  Result<Response> Do(const Request& req, const ChunkSink* sink);
+  Result<Response> Once(const Request& req, const ChunkSink* sink, const AuthMaterial& auth);
+  Error Describe(httplib::Error err, const Pooled& p, std::chrono::milliseconds elapsed,
+                 std::chrono::milliseconds timeout) const;
+
+  ClusterConnection conn_;
+  TransportOptions options_;
+  ParsedUrl url_;
+  std::string base_path_;
+  std::string display_url_;  // scheme://host:port
+  std::string verify_name_;  // host name or IP checked against the server certificate
+  std::string ca_description_;
+  std::shared_ptr<const CaBundle> ca_;
+  std::shared_ptr<const ClientIdentity> static_identity_;
+  ParsedUrl proxy_;
+  bool use_proxy_ = false;
+  bool sni_via_addr_map_ = false;
+  std::unique_ptr<Credentials> credentials_;
+
+  std::mutex pool_mu_;
+  std::vector<std::unique_ptr<Pooled>> idle_;
+  uint64_t exec_identity_generation_ = 0;
+  std::shared_ptr<const ClientIdentity> exec_identity_;
+};
+
+Status HttpTransport::Init() {
+  auto url = ParseUrl(conn_.server, "cluster " + Quote(conn_.cluster_name) + " in kubeconfig " +
+                                        conn_.kubeconfig_path + ": server " + Quote(conn_.server));
+  if (!url.ok()) return Fail(ErrorCode::kInvalidArgument, url.error().message);
+  url_ = *url;
+  if (url_.scheme != "https" && url_.scheme != "http") {
+    return Fail(ErrorCode::kUnsupported,
+                "server " + Quote(conn_.server) + ": scheme must be https or http");
+  }
+  if (!url_.userinfo.empty()) {
+    return Fail(ErrorCode::kInvalidArgument,
+                "the server URL must not hold credentials (use the kubeconfig user)");
+  }
+  if (url_.port == 0) url_.port = url_.scheme == "https" ? 443 : 80;
+  base_path_ = url_.path;
+  while (!base_path_.empty() && base_path_.back() == '/') base_path_.pop_back();
+  display_url_ = Redact(url_);
+  verify_name_ = conn_.tls_server_name.empty() ? url_.host : conn_.tls_server_name;
+
+  if (!conn_.ca_pem.empty()) {
+    ca_description_ = conn_.ca_file.empty() ? "the CA in certificate-authority-data of cluster " +
+                                                  Quote(conn_.cluster_name)
+                                            : "the CA in " + conn_.ca_file;
+    auto ca = CaBundle::FromPem(conn_.ca_pem, ca_description_);
+    if (!ca.ok()) return Fail(ErrorCode::kInvalidArgument, ca.error().message);
+    ca_ = *ca;
+  } else {
+    ca_description_ = "a system CA";
+  }
+  if (!conn_.client_cert_pem.empty()) {
+    auto id = ClientIdentity::FromPem(
+        conn_.client_cert_pem, conn_.client_key_pem,
+        "user " + Quote(conn_.user_name) + " in kubeconfig " + conn_.user_source);
+    if (!id.ok()) return Fail(ErrorCode::kInvalidArgument, id.error().message);
+    static_identity_ = *id;
+  }
+  if (!conn_.proxy_url.empty()) {
+    auto proxy =
+        ParseUrl(conn_.proxy_url, "cluster " + Quote(conn_.cluster_name) + " in kubeconfig " +
+                                      conn_.kubeconfig_path + ": proxy-url");
+    if (!proxy.ok()) return Fail(ErrorCode::kInvalidArgument, proxy.error().message);
+    if (proxy->scheme != "http") {
+      return Fail(ErrorCode::kUnsupported, "proxy-url " + Quote(Redact(*proxy)) +
+                                               ": only http:// proxies are supported (" +
+                                               proxy->scheme + ":// is not)");
+    }
+    if (proxy->port == 0) proxy->port = 80;
+    proxy_ = *proxy;
+    use_proxy_ = true;
+  }
+  sni_via_addr_map_ = url_.scheme == "https" && !conn_.tls_server_name.empty() && !use_proxy_ &&
+                      IsIpLiteral(url_.host) && conn_.tls_server_name != url_.host;
+  if (url_.scheme == "https" && conn_.insecure_skip_tls_verify) {
+    std::lock_guard<std::mutex> lock(g_warned_mu);
+    if (g_warned_insecure.insert(conn_.context_name).second) {
+      log::Warn(
+          "TLS VERIFICATION IS DISABLED (insecure-skip-tls-verify): the apiserver's identity is "
+          "not checked and credentials can be stolen by anyone on the network path",
+          {{"cluster", conn_.context_name}, {"server", display_url_}});
+    }
+  }
+  Credentials::Options copt;
+  copt.exec_timeout = options_.exec_timeout;
+  credentials_ = std::make_unique<Credentials>(conn_, copt);
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<HttpTransport::Pooled>> HttpTransport::NewClient(const AuthMaterial& auth) {
+  auto p = std::make_unique<Pooled>();
+  p->generation = auth.exec_cert_generation;
+  if (url_.scheme == "http") {
+    p->client = std::make_unique<httplib::ClientImpl>(url_.host, url_.port);
+  } else {
+    std::shared_ptr<const ClientIdentity> identity = static_identity_;
+    if (!auth.exec_cert_pem.empty()) {
+      std::lock_guard<std::mutex> lock(pool_mu_);
+      if (!exec_identity_ || exec_identity_generation_ != auth.exec_cert_generation) {
+        auto id = ClientIdentity::FromPem(
+            auth.exec_cert_pem, auth.exec_key_pem,
+            "exec plugin " + Quote(conn_.exec->command) + " (user " + Quote(conn_.user_name) + ")");
+        if (!id.ok()) return Fail(ErrorCode::kUnauthenticated, id.error().message);
+        exec_identity_ = *id;
+        exec_identity_generation_ = auth.exec_cert_generation;
+      }
+      identity = exec_identity_;
+    }
+    const std::string& connect_host = sni_via_addr_map_ ? conn_.tls_server_name : url_.host;
+    std::unique_ptr<httplib::SSLClient> ssl;
+    if (identity) {
+      ssl = std::make_unique<httplib::SSLClient>(connect_host, url_.port, identity->cert(),
+                                                 identity->key());
+      for (const auto& extra : identity->chain())
+        SSL_CTX_add1_chain_cert(ssl->ssl_context(), extra.get());
+    } else {
+      ssl = std::make_unique<httplib::SSLClient>(connect_host, url_.port);
+    }
+    if (!ssl->is_valid() || !ssl->ssl_context()) {
+      return Fail(ErrorCode::kInternal, "cannot create a TLS context for " + display_url_);
+    }
+    if (sni_via_addr_map_) ssl->set_hostname_addr_map({{conn_.tls_server_name, url_.host}});
+    // httplib's own check would also trust the system CAs next to a given CA; verify ourselves.
+    ssl->enable_server_certificate_verification(false);
+    if (!conn_.insecure_skip_tls_verify &&
+        !ConfigureStrictVerify(ssl->ssl_context(), ca_.get(), verify_name_, p->verify.get())) {
+      return Fail(ErrorCode::kInternal,
+                  "cannot set up TLS verification for " + Quote(verify_name_));
+    }
+    p->client = std::move(ssl);
+  }
+  p->client->set_keep_alive(true);
+  if (use_proxy_) {
+    p->client->set_proxy(proxy_.host, proxy_.port);
+    if (!proxy_.userinfo.empty()) {
+      size_t colon = proxy_.userinfo.find(':');
+      p->client->set_proxy_basic_auth(
+          PercentDecode(proxy_.userinfo.substr(0, colon)),
+          colon == std::string::npos ? "" : PercentDecode(proxy_.userinfo.substr(colon + 1)));
+    }
+  }
+  return p;
+}
+
+Result<std::unique_ptr<HttpTransport::Pooled>> HttpTransport::Acquire(const AuthMaterial& auth) {
+  {
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    while (!idle_.empty()) {
+      std::unique_ptr<Pooled> p = std::move(idle_.back());
+      idle_.pop_back();
+      if (p->generation == auth.exec_cert_generation) return p;
+      // built with an older exec client certificate: drop it
+    }
+  }
+  return NewClient(auth);
+}
+
+void HttpTransport::Release(std::unique_ptr<Pooled> p) {
+  std::lock_guard<std::mutex> lock(pool_mu_);
+  if (idle_.size() < options_.max_idle_clients) idle_.push_back(std::move(p));
+}
+
+Error HttpTransport::Describe(httplib::Error err, const Pooled& p,
+                              std::chrono::milliseconds elapsed,
+                              std::chrono::milliseconds timeout) const {
+  const std::string via = use_proxy_ ? " via proxy " + Redact(proxy_) : "";
+  switch (err) {
+    case httplib::Error::Connection: {
+      const std::string& host = use_proxy_ ? proxy_.host : url_.host;
+      int port = use_proxy_ ? proxy_.port : url_.port;
+      return Fail(
+          ErrorCode::kUnavailable,
+          "cannot connect to " +
+              (use_proxy_ ? Redact(proxy_) + " (proxy for " + display_url_ + ")" : display_url_) +
+              ": " + DiagnoseConnect(host, port));
+    }
+    case httplib::Error::ConnectionTimeout:
+      return Fail(ErrorCode::kTimeout, "connecting to " + display_url_ + via + " timed out after " +
+                                           FormatDuration(timeout));
+    case httplib::Error::SSLConnection: {
+      std::string why;
+      if (p.verify->error != 0) {
+        why = DescribeVerifyError(p.verify->error, ca_description_, verify_name_);
+      } else if (elapsed >= timeout) {
+        return Fail(ErrorCode::kTimeout, "TLS handshake with " + display_url_ + via +
+                                             " timed out after " + FormatDuration(timeout));
+      } else {
+        unsigned long e = ERR_peek_last_error();
+        char buf[256] = {0};
+        if (e != 0) ERR_error_string_n(e, buf, sizeof buf);
+        why = e != 0 ? std::string("TLS error: ") + buf
+                     : "the server closed the connection or does not speak TLS";
+        if (use_proxy_) why += " (or the proxy refused the CONNECT)";
+      }
+      return Fail(ErrorCode::kUnavailable,
+                  "TLS handshake with " + display_url_ + via + " failed: " + why);
+    }
+    case httplib::Error::SSLServerVerification:
+      return Fail(ErrorCode::kUnavailable, "TLS handshake with " + display_url_ +
+                                               " failed: server certificate verification failed");
+    case httplib::Error::SSLLoadingCerts:
+      return Fail(ErrorCode::kInternal, "loading the CA certificates failed");
+    case httplib::Error::Read:
+      if (elapsed + std::chrono::milliseconds(50) >= timeout) {
+        return Fail(ErrorCode::kTimeout, "no response from " + display_url_ + via + " within " +
+                                             FormatDuration(timeout));
+      }
+      return Fail(ErrorCode::kUnavailable,
+                  "reading the response from " + display_url_ + via +
+                      " failed: the connection was closed (a server that rejects the client "
+                      "certificate closes it too)");
+    case httplib::Error::Write:
+      return Fail(ErrorCode::kUnavailable,
+                  "sending the request to " + display_url_ + via + " failed: connection closed");
+    case httplib::Error::Compression:
+      return Fail(ErrorCode::kUnavailable,
+                  "the response from " + display_url_ + " could not be decompressed");
+    default:
+      return Fail(ErrorCode::kUnavailable,
+                  "request to " + display_url_ + via + " failed: " + httplib::to_string(err));
+  }
+}
+
+Result<Response> HttpTransport::Once(const Request& req, const ChunkSink* sink,
+                                     const AuthMaterial& auth) {
+  auto pooled = Acquire(auth);
+  if (!pooled.ok()) return pooled.error();
+  std::unique_ptr<Pooled> p = std::move(*pooled);
+  *p->verify = VerifyOutcome{};
+  SetTimeouts(*p->client, req.timeout);
+
+  httplib::Headers headers;
+  bool has_ua = false;
+  for (const auto& [k, v] : req.headers) {
+    if (ToLower(k) == "user-agent") has_ua = true;
+    headers.emplace(k, v);
+  }
+  if (!has_ua) headers.emplace("User-Agent", options_.user_agent);
+  if (!auth.authorization.empty()) headers.emplace("Authorization", auth.authorization);
+  if (sni_via_addr_map_) {
+    // The client was built for tls-server-name; keep the Host header on the URL's host.
+    std::string host = url_.host.find(':') != std::string::npos ? "[" + url_.host + "]" : url_.host;
+    headers.emplace("Host", host + ":" + std::to_string(url_.port));
+  }
+
+  Response out;
+  bool over_cap = false, past_deadline = false, sink_stopped = false;
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + req.timeout;
+  auto on_response = [&](const httplib::Response& r) {
+    out.status = r.status;
+    for (const auto& [k, v] : r.headers) out.headers[ToLower(k)] = v;
+    auto cl = out.headers.find("content-length");
+    if (cl != out.headers.end()) {
+      char* end = nullptr;
+      unsigned long long n = std::strtoull(cl->second.c_str(), &end, 10);
+      if (end != cl->second.c_str() && n > req.max_body_bytes) {
+        over_cap = true;
+        return false;
+      }
+    }
+    return true;
+  };
+  auto on_data = [&](const char* data, size_t len) {
+    bool to_sink = sink && out.status >= 200 && out.status < 300;
+    if (to_sink) {
+      if (!(*sink)(std::string_view(data, len))) {
+        sink_stopped = true;
+        return false;
+      }
+      return true;
+    }
+    if (out.body.size() + len > req.max_body_bytes) {
+      over_cap = true;
+      return false;
+    }
+    if (!sink && std::chrono::steady_clock::now() > deadline) {
+      past_deadline = true;
+      return false;
+    }
+    out.body.append(data, len);
+    return true;
+  };
+
+  ERR_clear_error();
+  httplib::Result res = p->client->Get(base_path_ + req.path, headers, on_response, on_data);
+  auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - start);
+  if (res.error() == httplib::Error::Success) {
+    if (res) {
+      out.status = res->status;
+      for (const auto& [k, v] : res->headers) out.headers[ToLower(k)] = v;
+    }
+    Release(std::move(p));
+    return out;
+  }
+  // A failed client is dropped (its connection state is unknown).
+  if (res.error() == httplib::Error::Canceled) {
+    if (sink_stopped) return out;
+    if (over_cap) {
+      return Fail(ErrorCode::kResourceExhausted,
+                  "GET " + req.path + ": the response is larger than the " +
+                      std::to_string(req.max_body_bytes) + "-byte limit");
+    }
+    if (past_deadline) {
+      return Fail(ErrorCode::kTimeout, "GET " + req.path + ": no complete response within " +
+                                           FormatDuration(req.timeout));
+    }
+  }
+  return Describe(res.error(), *p, elapsed, req.timeout);
+}
+
+Result<Response> HttpTransport::Do(const Request& req, const ChunkSink* sink) {
+  for (int attempt = 0;; ++attempt) {
+    auto auth = credentials_->Current();
+    if (!auth.ok()) return Fail(auth.error().code, auth.error().message);
+    auto res = Once(req, sink, *auth);
+    if (res.ok() && res->status == 401 && attempt == 0 && credentials_->Invalidate()) {
+      log::Info("apiserver answered 401; refreshing credentials and retrying once",
+                {{"cluster", conn_.context_name}, {"auth", credentials_->Kind()}});
+      continue;
+    }
+    return res;
+  }
+}
+
+}  // namespace
+
+Result<ServerUrl> ParseServerUrl(const std::string& url) {
+  auto p = ParseUrl(url, "server " + Quote(url));
+  if (!p.ok()) return p.error();
+  ServerUrl s;
+  s.scheme = p->scheme;
+  s.host = p->host;
+  s.port = p->port ? p->port : (p->scheme == "https" ? 443 : 80);
+  s.base_path = p->path;
+  while (!s.base_path.empty() && s.base_path.back() == '/') s.base_path.pop_back();
+  return s;
+}
+
+Result<std::unique_ptr<Transport>> MakeTransport(const ClusterConnection& conn,
+                                                 const TransportOptions& options) {
+  auto t = std::make_unique<HttpTransport>(conn, options);
+  Status st = t->Init();
+  if (!st.ok()) return st;
+  return std::unique_ptr<Transport>(std::move(t));
+}
+
+Result<std::unique_ptr<Transport>> MakeTransport(const ClusterConnection& conn) {
+  return MakeTransport(conn, TransportOptions{});
+}
+
+}  // namespace gpuattr::kube

@@ -1,0 +1,513 @@
+#include "gpuattr/kube/kubeconfig.h"
+
+#include <yaml-cpp/binary.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+namespace gpuattr::kube {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Quote(const std::string& s) { return "\"" + s + "\""; }
+
+// Field readers: a missing or null key leaves `out` alone; a wrong type is an error naming the
+// file and the key path.
+class FieldReader {
+ public:
+  explicit FieldReader(std::string file) : file_(std::move(file)) {}
+
+  Error Fail(const std::string& key, const std::string& what) const {
+    return MakeError(ErrorCode::kInvalidArgument, "kubeconfig " + file_ + ": " + key + ": " + what);
+  }
+
+  Status String(const YAML::Node& map, const char* key, const std::string& where,
+                std::string& out) const {
+    YAML::Node n = map[key];
+    if (!n || n.IsNull()) return Status::Ok();
+    if (!n.IsScalar()) return Fail(where + "." + key, "expected a string");
+    out = n.Scalar();
+    return Status::Ok();
+  }
+
+  Status Bool(const YAML::Node& map, const char* key, const std::string& where, bool& out) const {
+    YAML::Node n = map[key];
+    if (!n || n.IsNull()) return Status::Ok();
+    try {
+      if (n.IsScalar()) {
+        out = n.as<bool>();
+        return Status::Ok();
+      }
+    } catch (const YAML::Exception&) {
+    }
+    return Fail(where + "." + key, "expected true or false");
+  }
+
+  Status StringList(const YAML::Node& map, const char* key, const std::string& where,
+                    std::vector<std::string>& out) const {
+    YAML::Node n = map[key];
+    if (!n || n.IsNull()) return Status::Ok();
+    if (!n.IsSequence()) return Fail(where + "." + key, "expected a list of strings");
+    for (const auto& item : n) {
+      if (!item.IsScalar()) return Fail(where + "." + key, "expected a list of strings");
+      out.push_back(item.Scalar());
+    }
+    return Status::Ok();
+  }
+
+  const std::string& file() const { return file_; }
+
+ private:
+  std::string file_;
+};
+
+#define GPUATTR_RETURN_IF_ERROR(expr) \
+  do {                                \
+    Status _st = (expr);              \
+    if (!_st.ok()) return _st;        \
+  } while (0)
+
+std::string ResolvePath(const fs::path& dir, const std::string& p) {
+  if (p.empty() || fs::path(p).is_absolute()) return p;
+  return (dir / p).lexically_normal().string();
+}
+
+// YAML -> JSON with Go-yaml-like scalar typing (plain scalars that look like numbers, booleans
+// or null become those; quoted scalars stay strings).
+nlohmann::json ToJson(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Sequence: {
+      auto arr = nlohmann::json::array();
+      for (const auto& item : n) arr.push_back(ToJson(item));
+      return arr;
+    }
+    case YAML::NodeType::Map: {
+      auto obj = nlohmann::json::object();
+      for (const auto& kv : n) obj[kv.first.Scalar()] = ToJson(kv.second);
+      return obj;
+    }
+    case YAML::NodeType::Scalar: {
+      const std::string& s = n.Scalar();
+      if (n.Tag() == "!") return s;  // quoted
+      if (s == "true" || s == "false") return s == "true";
+      if (s == "null" || s == "~") return nullptr;
+      try {
+        size_t used = 0;
+        long long i = std::stoll(s, &used);
+        if (used == s.size()) return i;
+        double d = std::stod(s, &used);
+        if (used == s.size()) return d;
+      } catch (const std::exception&) {
+      }
+      return s;
+    }
+    default:
+      return nullptr;
+  }
+}
+
+Status ParseExec(const FieldReader& r, const YAML::Node& node, const std::string& where,
+                 const fs::path& dir, ExecConfig& exec) {
+  if (!node.IsMap()) return r.Fail(where, "expected a mapping");
+  GPUATTR_RETURN_IF_ERROR(r.String(node, "apiVersion", where, exec.api_version));
+  GPUATTR_RETURN_IF_ERROR(r.String(node, "command", where, exec.command));
+  GPUATTR_RETURN_IF_ERROR(r.StringList(node, "args", where, exec.args));
+  GPUATTR_RETURN_IF_ERROR(r.Bool(node, "provideClusterInfo", where, exec.provide_cluster_info));
+  GPUATTR_RETURN_IF_ERROR(r.String(node, "interactiveMode", where, exec.interactive_mode));
+  GPUATTR_RETURN_IF_ERROR(r.String(node, "installHint", where, exec.install_hint));
+  if (exec.command.empty()) return r.Fail(where + ".command", "missing");
+  // kubectl resolves a command holding a path separator against the kubeconfig's directory and
+  // looks bare names up in PATH.
+  if (exec.command.find('/') != std::string::npos) exec.command = ResolvePath(dir, exec.command);
+  YAML::Node env = node["env"];
+  if (env && !env.IsNull()) {
+    if (!env.IsSequence()) return r.Fail(where + ".env", "expected a list of {name, value}");
+    for (size_t i = 0; i < env.size(); ++i) {
+      std::string item_where = where + ".env[" + std::to_string(i) + "]";
+      if (!env[i].IsMap()) return r.Fail(item_where, "expected {name, value}");
+      std::string name, value;
+      GPUATTR_RETURN_IF_ERROR(r.String(env[i], "name", item_where, name));
+      GPUATTR_RETURN_IF_ERROR(r.String(env[i], "value", item_where, value));
+      if (name.empty()) return r.Fail(item_where + ".name", "missing");
+      exec.env.emplace_back(name, value);
+    }
+  }
+  return Status::Ok();
+}
+
+// Iterates a `clusters`/`users`/`contexts` list, calling fn(name, body, where) per entry.
+template <typename Fn>
+Status ForEachNamed(const FieldReader& r, const YAML::Node& root, const char* list,
+                    const char* body_key, Fn fn) {
+  YAML::Node items = root[list];
+  if (!items || items.IsNull()) return Status::Ok();
+  if (!items.IsSequence()) return r.Fail(list, "expected a list");
+  for (size_t i = 0; i < items.size(); ++i) {
+    std::string where = std::string(list) + "[" + std::to_string(i) + "]";
+    const YAML::Node item = items[i];
+    if (!item.IsMap())
+      return r.Fail(where, "expected a mapping with name and " + std::string(body_key));
+    std::string name;
+    GPUATTR_RETURN_IF_ERROR(r.String(item, "name", where, name));
+    if (name.empty()) return r.Fail(where + ".name", "missing");
+    where = std::string(list) + "[" + Quote(name) + "]." + body_key;
+    const YAML::Node raw = item[body_key];
+    // (Never assign to `raw`: yaml-cpp assignment writes through into the document.)
+    const YAML::Node body = (raw && !raw.IsNull()) ? raw : YAML::Node(YAML::NodeType::Map);
+    if (!body.IsMap()) return r.Fail(where, "expected a mapping");
+    GPUATTR_RETURN_IF_ERROR(fn(name, body, where));
+  }
+  return Status::Ok();
+}
+
+Status ParseDocument(const YAML::Node& root, const std::string& path, Kubeconfig& out) {
+  FieldReader r(path);
+  const fs::path dir = fs::path(path).parent_path();
+  if (!root || root.IsNull()) return Status::Ok();  // an empty file is an empty config
+  if (!root.IsMap()) return r.Fail("(top level)", "expected a mapping");
+  GPUATTR_RETURN_IF_ERROR(r.String(root, "current-context", "", out.current_context));
+
+  GPUATTR_RETURN_IF_ERROR(ForEachNamed(
+      r, root, "clusters", "cluster",
+      [&](const std::string& name, const YAML::Node& c, const std::string& where) -> Status {
+        Kubeconfig::Cluster cl;
+        cl.source = path;
+        GPUATTR_RETURN_IF_ERROR(r.String(c, "server", where, cl.server));
+        GPUATTR_RETURN_IF_ERROR(
+            r.String(c, "certificate-authority", where, cl.certificate_authority));
+        GPUATTR_RETURN_IF_ERROR(
+            r.String(c, "certificate-authority-data", where, cl.certificate_authority_data));
+        GPUATTR_RETURN_IF_ERROR(r.String(c, "tls-server-name", where, cl.tls_server_name));
+        GPUATTR_RETURN_IF_ERROR(r.String(c, "proxy-url", where, cl.proxy_url));
+        GPUATTR_RETURN_IF_ERROR(
+            r.Bool(c, "insecure-skip-tls-verify", where, cl.insecure_skip_tls_verify));
+        cl.certificate_authority = ResolvePath(dir, cl.certificate_authority);
+        YAML::Node ext = c["extensions"];
+        if (ext && ext.IsSequence()) {
+          for (const auto& e : ext) {
+            if (e.IsMap() && e["name"] && e["name"].IsScalar() &&
+                e["name"].Scalar() == "client.authentication.k8s.io/exec" && e["extension"]) {
+              cl.exec_extension_json = ToJson(e["extension"]).dump();
+            }
+          }
+        }
+        out.clusters[name] = std::move(cl);  // within one file the last entry wins (like kubectl)
+        return Status::Ok();
+      }));
+
+  GPUATTR_RETURN_IF_ERROR(ForEachNamed(
+      r, root, "users", "user",
+      [&](const std::string& name, const YAML::Node& u, const std::string& where) -> Status {
+        Kubeconfig::User us;
+        us.source = path;
+        GPUATTR_RETURN_IF_ERROR(r.String(u, "client-certificate", where, us.client_certificate));
+        GPUATTR_RETURN_IF_ERROR(
+            r.String(u, "client-certificate-data", where, us.client_certificate_data));
+        GPUATTR_RETURN_IF_ERROR(r.String(u, "client-key", where, us.client_key));
+        GPUATTR_RETURN_IF_ERROR(r.String(u, "client-key-data", where, us.client_key_data));
+        GPUATTR_RETURN_IF_ERROR(r.String(u, "token", where, us.token));
+        GPUATTR_RETURN_IF_ERROR(r.String(u, "tokenFile", where, us.token_file));
+        GPUATTR_RETURN_IF_ERROR(r.String(u, "username", where, us.username));
+        GPUATTR_RETURN_IF_ERROR(r.String(u, "password", where, us.password));
+        us.client_certificate = ResolvePath(dir, us.client_certificate);
+        us.client_key = ResolvePath(dir, us.client_key);
+        us.token_file = ResolvePath(dir, us.token_file);
+        YAML::Node ap = u["auth-provider"];
+        if (ap && !ap.IsNull()) {
+          if (!ap.IsMap()) return r.Fail(where + ".auth-provider", "expected a mapping");
+          GPUATTR_RETURN_IF_ERROR(r.String(ap, "name", where + ".auth-provider", us.auth_provider));
+          if (us.auth_provider.empty()) us.auth_provider = "(unnamed)";
+        }
+        YAML::Node ex = u["exec"];
+        if (ex && !ex.IsNull()) {
+          ExecConfig exec;
+          GPUATTR_RETURN_IF_ERROR(ParseExec(r, ex, where + ".exec", dir, exec));
+          us.exec = std::move(exec);
+        }
+        out.users[name] = std::move(us);
+        return Status::Ok();
+      }));
+
+  GPUATTR_RETURN_IF_ERROR(ForEachNamed(
+      r, root, "contexts", "context",
+      [&](const std::string& name, const YAML::Node& c, const std::string& where) -> Status {
+        Kubeconfig::Context cx;
+        cx.source = path;
+        GPUATTR_RETURN_IF_ERROR(r.String(c, "cluster", where, cx.cluster));
+        GPUATTR_RETURN_IF_ERROR(r.String(c, "user", where, cx.user));
+        GPUATTR_RETURN_IF_ERROR(r.String(c, "namespace", where, cx.namespace_));
+        out.contexts[name] = std::move(cx);
+        return Status::Ok();
+      }));
+  return Status::Ok();
+}
+
+enum class ReadOutcome { kOk, kMissing, kError };
+
+ReadOutcome ReadWholeFile(const std::string& path, std::string& out, std::string& why) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return ReadOutcome::kMissing;
+  if (fs::is_directory(path, ec)) {
+    why = "is a directory";
+    return ReadOutcome::kError;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    why = std::strerror(errno);
+    return ReadOutcome::kError;
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  out = ss.str();
+  return ReadOutcome::kOk;
+}
+
+std::string JoinFiles(const std::vector<std::string>& files) {
+  std::string s;
+  for (const auto& f : files) s += (s.empty() ? "" : ", ") + f;
+  return s.empty() ? "(none)" : s;
+}
+
+// Reads a file named by a kubeconfig key (certificate-authority, client-key, ...).
+Result<std::string> ReadReferencedFile(const std::string& path, const std::string& what) {
+  std::string data, why;
+  switch (ReadWholeFile(path, data, why)) {
+    case ReadOutcome::kOk:
+      return data;
+    case ReadOutcome::kMissing:
+      return MakeError(ErrorCode::kNotFound, what + ": cannot read " + path + ": no such file");
+    case ReadOutcome::kError:
+      break;
+  }
+  return MakeError(ErrorCode::kInvalidArgument, what + ": cannot read " + path + ": " + why);
+}
+
+Result<std::string> DecodeData(const std::string& b64, const std::string& what) {
+  // Tolerate line breaks and spaces (kubeconfigs written by hand or wrapped by tools).
+  std::string compact;
+  for (char c : b64)
+    if (c != '\n' && c != '\r' && c != ' ' && c != '\t') compact += c;
+  std::vector<unsigned char> bytes = YAML::DecodeBase64(compact);
+  if (bytes.empty() && !compact.empty())
+    return MakeError(ErrorCode::kInvalidArgument, what + ": not valid base64");
+  return std::string(bytes.begin(), bytes.end());
+}
+
+}  // namespace
+
+KubeconfigSource KubeconfigSource::FromEnvironment(std::string explicit_path) {
+  KubeconfigSource s;
+  s.explicit_path = std::move(explicit_path);
+  if (const char* k = std::getenv("KUBECONFIG")) s.kubeconfig = k;
+  if (const char* h = std::getenv("HOME")) s.home = h;
+  return s;
+}
+
+std::vector<std::string> KubeconfigFiles(const KubeconfigSource& source) {
+  if (!source.explicit_path.empty()) return {source.explicit_path};
+  std::vector<std::string> files;
+  if (source.kubeconfig && !source.kubeconfig->empty()) {
+    std::set<std::string> seen;
+    std::stringstream ss(*source.kubeconfig);
+    std::string entry;
+    while (std::getline(ss, entry, ':')) {
+      if (entry.empty() || !seen.insert(entry).second) continue;
+      files.push_back(entry);
+    }
+    if (!files.empty()) return files;
+  }
+  return {(fs::path(source.home) / ".kube" / "config").string()};
+}
+
+Result<Kubeconfig> ParseKubeconfig(const std::string& text, const std::string& path) {
+  Kubeconfig out;
+  out.files.push_back(path);
+  try {
+    YAML::Node root = YAML::Load(text);
+    Status st = ParseDocument(root, path, out);
+    if (!st.ok()) return st;
+  } catch (const YAML::Exception& e) {
+    // The mark locates the error; the message never quotes file content (it may hold secrets).
+    std::string where = e.mark.is_null()
+                            ? std::string()
+                            : " (line " + std::to_string(e.mark.line + 1) + ", column " +
+                                  std::to_string(e.mark.column + 1) + ")";
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "kubeconfig " + path + ": invalid YAML" + where + ": " + e.msg);
+  }
+  return out;
+}
+
+void MergeKubeconfig(Kubeconfig& into, const Kubeconfig& later) {
+  for (const auto& f : later.files) into.files.push_back(f);
+  for (const auto& [name, c] : later.clusters) into.clusters.emplace(name, c);
+  for (const auto& [name, u] : later.users) into.users.emplace(name, u);
+  for (const auto& [name, c] : later.contexts) into.contexts.emplace(name, c);
+  if (into.current_context.empty()) into.current_context = later.current_context;
+}
+
+Result<Kubeconfig> LoadKubeconfig(const KubeconfigSource& source) {
+  const bool from_list =
+      source.explicit_path.empty() && source.kubeconfig && !source.kubeconfig->empty();
+  std::vector<std::string> files = KubeconfigFiles(source);
+  Kubeconfig merged;
+  for (const auto& name : files) {
+    std::string path = fs::absolute(name).lexically_normal().string();
+    std::string text, why;
+    switch (ReadWholeFile(path, text, why)) {
+      case ReadOutcome::kMissing:
+        if (from_list) continue;  // kubectl ignores missing KUBECONFIG entries
+        if (!source.explicit_path.empty())
+          return MakeError(ErrorCode::kNotFound,
+                           "--kubeconfig " + source.explicit_path + ": no such file");
+        return MakeError(ErrorCode::kNotFound, "no kubeconfig: KUBECONFIG is not set and " + path +
+                                                   " does not exist (pass --kubeconfig PATH)");
+      case ReadOutcome::kError:
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "kubeconfig " + path + ": cannot read: " + why);
+      case ReadOutcome::kOk:
+        break;
+    }
+    Result<Kubeconfig> one = ParseKubeconfig(text, path);
+    if (!one.ok()) return one.error();
+    MergeKubeconfig(merged, *one);
+  }
+  if (merged.files.empty()) {
+    return MakeError(ErrorCode::kNotFound, "no kubeconfig: none of the files in KUBECONFIG (" +
+                                               JoinFiles(files) + ") exists");
+  }
+  return merged;
+}
+
+Result<std::vector<ClusterConnection>> SelectContexts(const Kubeconfig& config,
+                                                      const std::vector<std::string>& contexts) {
+  std::vector<std::string> names;
+  std::set<std::string> seen;
+  for (const auto& c : contexts)
+    if (seen.insert(c).second) names.push_back(c);
+  const std::string files = JoinFiles(config.files);
+  if (names.empty()) {
+    if (config.current_context.empty()) {
+      return MakeError(ErrorCode::kInvalidArgument, "no current-context is set in kubeconfig (" +
+                                                        files + "); pass --context NAME");
+    }
+    names.push_back(config.current_context);
+  }
+
+  std::vector<ClusterConnection> out;
+  for (const auto& name : names) {
+    auto cx = config.contexts.find(name);
+    if (cx == config.contexts.end()) {
+      return MakeError(ErrorCode::kNotFound,
+                       "context " + Quote(name) + " not found in kubeconfig (" + files + ")");
+    }
+    const std::string ctx_msg = "context " + Quote(name);
+    ClusterConnection conn;
+    conn.context_name = name;
+    conn.kubeconfig_path = cx->second.source;
+    conn.cluster_name = cx->second.cluster;
+    conn.user_name = cx->second.user;
+    if (!cx->second.namespace_.empty()) conn.default_namespace = cx->second.namespace_;
+
+    auto cl = config.clusters.find(cx->second.cluster);
+    if (cx->second.cluster.empty() || cl == config.clusters.end()) {
+      return MakeError(ErrorCode::kNotFound, ctx_msg + " in " + cx->second.source + ": cluster " +
+                                                 Quote(cx->second.cluster) +
+                                                 " not found in kubeconfig (" + files + ")");
+    }
+    const auto& c = cl->second;
+    const std::string cluster_msg =
+        "cluster " + Quote(cl->first) + " in kubeconfig " + c.source + ": ";
+    if (c.server.empty())
+      return MakeError(ErrorCode::kInvalidArgument, cluster_msg + "server: missing");
+    conn.server = c.server;
+    conn.tls_server_name = c.tls_server_name;
+    conn.proxy_url = c.proxy_url;
+    conn.insecure_skip_tls_verify = c.insecure_skip_tls_verify;
+    if (c.insecure_skip_tls_verify &&
+        (!c.certificate_authority.empty() || !c.certificate_authority_data.empty())) {
+      return MakeError(
+          ErrorCode::kInvalidArgument,
+          cluster_msg + "certificate-authority and insecure-skip-tls-verify cannot both be set");
+    }
+    if (!c.certificate_authority_data.empty()) {
+      auto pem =
+          DecodeData(c.certificate_authority_data, cluster_msg + "certificate-authority-data");
+      if (!pem.ok()) return pem.error();
+      conn.ca_pem = std::move(*pem);
+    } else if (!c.certificate_authority.empty()) {
+      auto pem = ReadReferencedFile(c.certificate_authority, cluster_msg + "certificate-authority");
+      if (!pem.ok()) return pem.error();
+      conn.ca_pem = std::move(*pem);
+      conn.ca_file = c.certificate_authority;
+    }
+
+    if (!cx->second.user.empty()) {
+      auto us = config.users.find(cx->second.user);
+      if (us == config.users.end()) {
+        return MakeError(ErrorCode::kNotFound, ctx_msg + " in " + cx->second.source + ": user " +
+                                                   Quote(cx->second.user) +
+                                                   " not found in kubeconfig (" + files + ")");
+      }
+      const auto& u = us->second;
+      conn.user_source = u.source;
+      const std::string user_msg = "user " + Quote(us->first) + " in kubeconfig " + u.source + ": ";
+      if (!u.auth_provider.empty()) {
+        return MakeError(ErrorCode::kUnsupported,
+                         ctx_msg + ": user " + Quote(us->first) + " uses auth-provider " +
+                             Quote(u.auth_provider) +
+                             ", which is unsupported: use an exec credential plugin (e.g. "
+                             "gke-gcloud-auth-plugin)");
+      }
+      if (!u.client_certificate_data.empty()) {
+        auto pem = DecodeData(u.client_certificate_data, user_msg + "client-certificate-data");
+        if (!pem.ok()) return pem.error();
+        conn.client_cert_pem = std::move(*pem);
+      } else if (!u.client_certificate.empty()) {
+        auto pem = ReadReferencedFile(u.client_certificate, user_msg + "client-certificate");
+        if (!pem.ok()) return pem.error();
+        conn.client_cert_pem = std::move(*pem);
+      }
+      if (!u.client_key_data.empty()) {
+        auto pem = DecodeData(u.client_key_data, user_msg + "client-key-data");
+        if (!pem.ok()) return pem.error();
+        conn.client_key_pem = std::move(*pem);
+      } else if (!u.client_key.empty()) {
+        auto pem = ReadReferencedFile(u.client_key, user_msg + "client-key");
+        if (!pem.ok()) return pem.error();
+        conn.client_key_pem = std::move(*pem);
+      }
+      if (conn.client_cert_pem.empty() != conn.client_key_pem.empty()) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         user_msg + (conn.client_cert_pem.empty()
+                                         ? "client-key is set but client-certificate is not"
+                                         : "client-certificate is set but client-key is not"));
+      }
+      conn.token = u.token;
+      conn.token_file = u.token_file;
+      conn.username = u.username;
+      conn.password = u.password;
+      conn.exec = u.exec;
+      if (conn.exec) conn.exec->cluster_config_json = c.exec_extension_json;
+    }
+    out.push_back(std::move(conn));
+  }
+  return out;
+}
+
+Result<std::vector<ClusterConnection>> LoadConnections(const KubeconfigSource& source,
+                                                       const std::vector<std::string>& contexts) {
+  auto config = LoadKubeconfig(source);
+  if (!config.ok()) return config.error();
+  return SelectContexts(*config, contexts);
+}
+
+}  // namespace gpuattr::kube
