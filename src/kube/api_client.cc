@@ -44,9 +44,6 @@ std::string GrantFor(const RequestKind& kind) {
   }
   if (kind.resource == "discovery") return "get on the non-resource URLs /api and /apis";
   if (kind.resource.find('/') != std::string::npos) return "get on " + qualified;
-  if (kind.resource == "resourceslices" || kind.resource == "resourceclaims") {
-    return "get/list/watch on " + qualified;
-  }
   return "get/list/watch on " + qualified;
 }
 

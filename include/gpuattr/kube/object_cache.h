@@ -6,6 +6,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -24,6 +25,11 @@ struct ObjectCacheOptions {
   bool nodes = true;
   bool services = true;
   WatchOptions watch;
+  // false: LIST each kind once (retrying errors) and stop there, e.g. for `--once`.
+  bool keep_watching = true;
+  // Called by Stop() after signalling the informers: a transport that can abort in-flight streams
+  // (httplib's Client::stop) makes Stop() instant instead of waiting for each watch's next chunk.
+  std::function<void()> cancel_streams;
 };
 
 // Per-kind sync status, for gpuattr_cluster_up and the status page.
@@ -35,6 +41,7 @@ struct KindStatus {
   uint64_t lists = 0;
   uint64_t watches = 0;
   uint64_t decode_errors = 0;
+  std::string last_decode_error;
   int64_t last_sync_unix = 0;
 };
 
