@@ -1,5 +1,6 @@
 #include "gpuattr/kube/http_transport.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <httplib.h>
 #include <netdb.h>
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <vector>
 
 #include "gpuattr/kube/credentials.h"
@@ -169,11 +171,12 @@ class HttpTransport final : public Transport {
   Error Fail(ErrorCode code, const std::string& what) const {
     return MakeError(code, "cluster " + Quote(conn_.context_name) + ": " + what);
   }
-  Result<std::unique_ptr<Pooled>> Acquire(const AuthMaterial& auth);
+  Result<std::unique_ptr<Pooled>> Acquire(const AuthMaterial& auth, bool& reused);
   Result<std::unique_ptr<Pooled>> NewClient(const AuthMaterial& auth);
   void Release(std::unique_ptr<Pooled> p);
   Result<Response> Do(const Request& req, const ChunkSink* sink);
-  Result<Response> Once(const Request& req, const ChunkSink* sink, const AuthMaterial& auth);
+  Result<Response> Once(const Request& req, const ChunkSink* sink, const AuthMaterial& auth,
+                        bool fresh_connection);
   Error Describe(httplib::Error err, const Pooled& p, std::chrono::milliseconds elapsed,
                  std::chrono::milliseconds timeout) const;
 
@@ -319,13 +322,18 @@ Result<std::unique_ptr<HttpTransport::Pooled>> HttpTransport::NewClient(const Au
   return p;
 }
 
-Result<std::unique_ptr<HttpTransport::Pooled>> HttpTransport::Acquire(const AuthMaterial& auth) {
+Result<std::unique_ptr<HttpTransport::Pooled>> HttpTransport::Acquire(const AuthMaterial& auth,
+                                                                      bool& reused) {
+  reused = false;
   {
     std::lock_guard<std::mutex> lock(pool_mu_);
     while (!idle_.empty()) {
       std::unique_ptr<Pooled> p = std::move(idle_.back());
       idle_.pop_back();
-      if (p->generation == auth.exec_cert_generation) return p;
+      if (p->generation == auth.exec_cert_generation) {
+        reused = true;
+        return p;
+      }
       // built with an older exec client certificate: drop it
     }
   }
@@ -399,8 +407,9 @@ Error HttpTransport::Describe(httplib::Error err, const Pooled& p,
 }
 
 Result<Response> HttpTransport::Once(const Request& req, const ChunkSink* sink,
-                                     const AuthMaterial& auth) {
-  auto pooled = Acquire(auth);
+                                     const AuthMaterial& auth, bool fresh_connection) {
+  bool reused = false;
+  auto pooled = fresh_connection ? NewClient(auth) : Acquire(auth, reused);
   if (!pooled.ok()) return pooled.error();
   std::unique_ptr<Pooled> p = std::move(*pooled);
   *p->verify = VerifyOutcome{};
@@ -484,14 +493,23 @@ Result<Response> HttpTransport::Once(const Request& req, const ChunkSink* sink,
                                            FormatDuration(req.timeout));
     }
   }
-  return Describe(res.error(), *p, elapsed, req.timeout);
+  // A pooled keep-alive connection the server closed while it sat idle fails before any
+  // response: retry once on a new connection (GET is idempotent).
+  const httplib::Error e = res.error();
+  if (reused && out.status == 0 && elapsed < req.timeout &&
+      (e == httplib::Error::Read || e == httplib::Error::Write ||
+       e == httplib::Error::SSLConnection || e == httplib::Error::Connection ||
+       e == httplib::Error::Unknown)) {
+    return Once(req, sink, auth, true);
+  }
+  return Describe(e, *p, elapsed, req.timeout);
 }
 
 Result<Response> HttpTransport::Do(const Request& req, const ChunkSink* sink) {
   for (int attempt = 0;; ++attempt) {
     auto auth = credentials_->Current();
     if (!auth.ok()) return Fail(auth.error().code, auth.error().message);
-    auto res = Once(req, sink, *auth);
+    auto res = Once(req, sink, *auth, false);
     if (res.ok() && res->status == 401 && attempt == 0 && credentials_->Invalidate()) {
       log::Info("apiserver answered 401; refreshing credentials and retrying once",
                 {{"cluster", conn_.context_name}, {"auth", credentials_->Kind()}});
@@ -501,7 +519,63 @@ Result<Response> HttpTransport::Do(const Request& req, const ChunkSink* sink) {
   }
 }
 
+bool IsLoopback(const std::string& host) {
+  if (ToLower(host) == "localhost" || host == "::1") return true;
+  in_addr a{};
+  return inet_pton(AF_INET, host.c_str(), &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
+}
+
+bool MatchesNoProxyEntry(const std::string& host, int port, std::string entry) {
+  entry = ToLower(std::string(Trim(entry)));
+  if (entry.empty()) return false;
+  if (entry == "*") return true;
+  // CIDR (IPv4)
+  size_t slash = entry.find('/');
+  if (slash != std::string::npos) {
+    in_addr net{}, h{};
+    int bits = std::atoi(entry.c_str() + slash + 1);
+    if (inet_pton(AF_INET, entry.substr(0, slash).c_str(), &net) != 1 ||
+        inet_pton(AF_INET, host.c_str(), &h) != 1 || bits < 0 || bits > 32)
+      return false;
+    uint32_t mask = bits == 0 ? 0 : ~uint32_t{0} << (32 - bits);
+    return (ntohl(net.s_addr) & mask) == (ntohl(h.s_addr) & mask);
+  }
+  // optional :port
+  size_t colon = entry.rfind(':');
+  if (colon != std::string::npos && entry.find(':') == colon) {
+    if (std::atoi(entry.c_str() + colon + 1) != port) return false;
+    entry = entry.substr(0, colon);
+  }
+  std::string h = ToLower(host);
+  if (entry.front() == '.') entry.erase(0, 1);
+  if (entry.rfind("*.", 0) == 0) entry.erase(0, 2);
+  return h == entry ||
+         (h.size() > entry.size() && h.compare(h.size() - entry.size(), entry.size(), entry) == 0 &&
+          h[h.size() - entry.size() - 1] == '.');
+}
+
 }  // namespace
+
+EnvProxy ProxyFromEnvironment(const ServerUrl& server,
+                              const std::function<const char*(const char*)>& getenv) {
+  auto get = [&](const char* upper, const char* lower) -> std::pair<std::string, std::string> {
+    if (const char* v = getenv(upper); v && *v) return {v, upper};
+    if (const char* v = getenv(lower); v && *v) return {v, lower};
+    return {"", ""};
+  };
+  auto [url, source] = server.scheme == "https" ? get("HTTPS_PROXY", "https_proxy")
+                                                : get("HTTP_PROXY", "http_proxy");
+  if (url.empty() || IsLoopback(server.host)) return {};
+  auto [no_proxy, unused] = get("NO_PROXY", "no_proxy");
+  std::stringstream ss(no_proxy);
+  std::string entry;
+  while (std::getline(ss, entry, ',')) {
+    if (MatchesNoProxyEntry(server.host, server.port, entry)) return {};
+  }
+  // Like Go, a proxy value without a scheme means http://.
+  if (url.find("://") == std::string::npos) url = "http://" + url;
+  return {url, source};
+}
 
 Result<ServerUrl> ParseServerUrl(const std::string& url) {
   auto p = ParseUrl(url, "server " + Quote(url));

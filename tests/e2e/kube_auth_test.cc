@@ -119,6 +119,7 @@ class TlsServer {
     thread_.join();
   }
   int port() const { return port_; }
+  httplib::Server& raw() { return *server_; }
   std::string url() const { return "https://127.0.0.1:" + std::to_string(port_); }
   Seen seen() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -488,10 +489,11 @@ TEST_F(KubeAuthTest, MissingExecBinaryIsAClearError) {
 }
 
 TEST_F(KubeAuthTest, WrongCaFailsNamingClusterAndCaFile) {
+  secrets_ = {"wrong-ca-bearer-secret"};
   TlsServer server(pki_.server, pki_.ca, RequireToken([] { return "t"; }));
   auto cfg = WriteKubeconfig(
       "    server: " + server.url() + "\n    certificate-authority: pki/other-ca.crt\n",
-      "    token: t\n");
+      "    token: wrong-ca-bearer-secret\n");
   auto t = Connect(cfg);
   ASSERT_TRUE(t.ok()) << t.error().message;
   auto res = (*t)->Get(Req());
@@ -870,6 +872,168 @@ TEST_F(KubeAuthTest, ServerUrlPathPrefixIsPrepended) {
   ASSERT_TRUE(t.ok());
   ASSERT_TRUE((*t)->Get(Req("/api/v1/pods?limit=500")).ok());
   EXPECT_EQ(server.seen().path, "/k8s/clusters/c-1/api/v1/pods");
+}
+
+}  // namespace
+}  // namespace gpuattr::kube
+
+namespace gpuattr::kube {
+namespace {
+
+// Our kubeconfig merging and context selection must agree with kubectl's on the same files:
+// `kubectl config view --minify --flatten -o json` (flatten embeds the files that relative paths
+// name, so it also checks path resolution).
+class KubectlAgreementTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::system("kubectl version --client >/dev/null 2>&1") != 0)
+      GTEST_SKIP() << "kubectl is not installed";
+    char tmpl[] = "/tmp/gpuattr-kubectl-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    fs::create_directories(dir_ / "a/certs");
+    fs::create_directories(dir_ / "b");
+    WriteText(dir_ / "a/certs/ca.crt", "CA-OF-A\n");
+    WriteText(dir_ / "b/client.crt", "CLIENT-CERT-B\n");
+    WriteText(dir_ / "b/client.key", "CLIENT-KEY-B\n");
+    WriteText(dir_ / "b/token", "token-from-file\n");
+    WriteText(dir_ / "a/config", R"(apiVersion: v1
+kind: Config
+current-context: ctx-a
+clusters:
+- name: shared
+  cluster: {server: "https://a.example:6443", certificate-authority: certs/ca.crt}
+- name: only-a
+  cluster: {server: "https://only-a.example"}
+users:
+- name: shared-user
+  user: {token: token-a}
+contexts:
+- name: ctx-a
+  context: {cluster: shared, user: shared-user, namespace: ns-a}
+- name: both
+  context: {cluster: only-a, user: shared-user}
+)");
+    WriteText(dir_ / "b/config",
+              "apiVersion: v1\nkind: Config\ncurrent-context: ctx-b\n"
+              "clusters:\n"
+              "- name: shared\n"
+              "  cluster: {server: \"https://b.example\", "
+              "insecure-skip-tls-verify: true}\n"
+              "- name: only-b\n"
+              "  cluster: {server: \"https://10.1.2.3:443\", tls-server-name: "
+              "kubernetes.default, proxy-url: \"http://127.0.0.1:3128\", "
+              "certificate-authority-data: " +
+                  Base64("CA-OF-B\n") +
+                  "}\n"
+                  "users:\n"
+                  "- name: shared-user\n"
+                  "  user: {token: token-b}\n"
+                  "- name: b-user\n"
+                  "  user: {client-certificate: client.crt, client-key: "
+                  "client.key, tokenFile: token}\n"
+                  "contexts:\n"
+                  "- name: ctx-b\n"
+                  "  context: {cluster: only-b, user: b-user, namespace: gpu}\n"
+                  "- name: both\n"
+                  "  context: {cluster: only-b, user: b-user}\n"
+                  "- name: mixed\n"
+                  "  context: {cluster: shared, user: shared-user}\n");
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+
+  nlohmann::json Kubectl(const std::string& kubeconfig_env, const std::string& flags) {
+    std::string cmd = "KUBECONFIG='" + kubeconfig_env + "' HOME='" + dir_.string() +
+                      "' kubectl config view --minify --flatten -o json " + flags + " 2>&1";
+    std::string out;
+    FILE* f = ::popen(cmd.c_str(), "r");
+    if (!f) return nullptr;
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+    int rc = ::pclose(f);
+    EXPECT_EQ(rc, 0) << cmd << "\n" << out;
+    try {
+      return nlohmann::json::parse(out);
+    } catch (const std::exception&) {
+      ADD_FAILURE() << "kubectl output is not JSON: " << out;
+      return nullptr;
+    }
+  }
+
+  // Compares the connection we select with kubectl's minified view.
+  void ExpectAgreement(const std::string& kubeconfig_env, const std::string& context,
+                       const std::string& user_dir) {
+    SCOPED_TRACE("KUBECONFIG=" + kubeconfig_env + " --context=" + context);
+    nlohmann::json k = Kubectl(kubeconfig_env, context.empty() ? "" : "--context " + context);
+    ASSERT_TRUE(k.is_object());
+    KubeconfigSource src;
+    src.kubeconfig = kubeconfig_env;
+    std::vector<std::string> contexts;
+    if (!context.empty()) contexts.push_back(context);
+    auto conns = LoadConnections(src, contexts);
+    ASSERT_TRUE(conns.ok()) << conns.error().message;
+    const ClusterConnection& c = conns->front();
+    const auto& kc = k["contexts"][0]["context"];
+    const auto& cl = k["clusters"][0]["cluster"];
+    const auto& us = k["users"][0]["user"];
+    auto str = [](const nlohmann::json& j, const char* key) {
+      return j.contains(key) ? j[key].get<std::string>() : std::string();
+    };
+    EXPECT_EQ(c.context_name, k["current-context"].get<std::string>());
+    EXPECT_EQ(c.cluster_name, k["clusters"][0]["name"].get<std::string>());
+    EXPECT_EQ(c.user_name, k["users"][0]["name"].get<std::string>());
+    EXPECT_EQ(c.default_namespace, kc.contains("namespace") ? str(kc, "namespace") : "default");
+    EXPECT_EQ(c.server, str(cl, "server"));
+    EXPECT_EQ(c.ca_pem.empty() ? "" : Base64(c.ca_pem), str(cl, "certificate-authority-data"));
+    EXPECT_EQ(c.insecure_skip_tls_verify, cl.value("insecure-skip-tls-verify", false));
+    EXPECT_EQ(c.tls_server_name, str(cl, "tls-server-name"));
+    EXPECT_EQ(c.proxy_url, str(cl, "proxy-url"));
+    EXPECT_EQ(c.token, str(us, "token"));
+    EXPECT_EQ(c.client_cert_pem.empty() ? "" : Base64(c.client_cert_pem),
+              str(us, "client-certificate-data"));
+    EXPECT_EQ(c.client_key_pem.empty() ? "" : Base64(c.client_key_pem), str(us, "client-key-data"));
+    std::string token_file = str(us, "tokenFile");
+    if (!token_file.empty() && token_file[0] != '/')
+      token_file = (dir_ / user_dir / token_file).string();
+    EXPECT_EQ(c.token_file, token_file);
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(KubectlAgreementTest, MergedListsAndContextSelection) {
+  const std::string a = (dir_ / "a/config").string(), b = (dir_ / "b/config").string();
+  const std::string missing = (dir_ / "missing").string();
+  ExpectAgreement(a + ":" + b, "", "a");                        // first current-context wins
+  ExpectAgreement(b + ":" + a, "", "b");                        // ... in either order
+  ExpectAgreement(a + "::" + missing + ":" + b, "ctx-b", "b");  // empty/missing entries skipped
+  ExpectAgreement(a + ":" + b, "both", "a");                    // first definition of a context
+  ExpectAgreement(b + ":" + a, "both", "b");
+  ExpectAgreement(b + ":" + a, "mixed", "b");  // cluster and user entries from b win
+  ExpectAgreement(a + ":" + b, "mixed", "a");  // context from b, cluster+user from a
+}
+
+}  // namespace
+}  // namespace gpuattr::kube
+
+namespace gpuattr::kube {
+namespace {
+
+TEST_F(KubeAuthTest, IdleConnectionClosedByTheServerIsReplaced) {
+  TlsServer server(pki_.server, pki_.ca, RequireToken([] { return "t"; }));
+  server.raw().set_keep_alive_timeout(1);
+  auto cfg = WriteKubeconfig(ClusterWithCaFile(server.url()), "    token: t\n");
+  auto t = Connect(cfg);
+  ASSERT_TRUE(t.ok());
+  ASSERT_TRUE((*t)->Get(Req()).ok());
+  // Let the server drop the idle keep-alive connection the pool still holds.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1600));
+  auto res = (*t)->Get(Req());
+  ASSERT_TRUE(res.ok()) << res.error().message;
+  EXPECT_EQ(res->status, 200);
 }
 
 }  // namespace

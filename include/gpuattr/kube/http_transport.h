@@ -15,6 +15,8 @@
 // and the request is retried once.
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -32,6 +34,16 @@ struct ServerUrl {
 };
 // Parses a kubeconfig server URL ("https://host[:port][/prefix]").
 Result<ServerUrl> ParseServerUrl(const std::string& url);
+
+// The proxy client-go would pick when the kubeconfig has no proxy-url: HTTPS_PROXY (https) or
+// HTTP_PROXY (http), either case, unless NO_PROXY matches the host ("*", a domain suffix, an IP or
+// an IPv4 CIDR) or the host is loopback. `source` names the variable used (for messages).
+struct EnvProxy {
+  std::string url;  // "" = connect directly
+  std::string source;
+};
+EnvProxy ProxyFromEnvironment(const ServerUrl& server,
+                              const std::function<const char*(const char*)>& getenv);
 
 struct TransportOptions {
   size_t max_idle_clients = 8;

@@ -17,8 +17,10 @@ namespace gpuattr::kube {
 struct Request {
   std::string path;  // absolute path with query, e.g. "/api/v1/pods?limit=500"
   std::map<std::string, std::string> headers;
-  std::chrono::milliseconds timeout{15000};  // whole request (connect + read)
-  size_t max_body_bytes = 64u << 20;
+  // Get: the whole request (connect, TLS, headers and body). Stream: the connect timeout and the
+  // longest silence between chunks (set it above the watch's bookmark interval).
+  std::chrono::milliseconds timeout{15000};
+  size_t max_body_bytes = 64u << 20;  // enforced while reading (after gzip decoding)
 };
 
 struct Response {
@@ -37,7 +39,8 @@ class Transport {
   // over the cap, credential plugin failure) are errors. Each error message names the cluster.
   virtual Result<Response> Get(const Request& req) = 0;
   // Streams the body of a long-running GET (WATCH) into `sink`. Returns the status line's code
-  // (and headers, with an empty body) when the stream ends or the sink stops it.
+  // (and headers, with an empty body) when the stream ends or the sink stops it. Only 2xx bodies
+  // go to the sink; any other status returns its body (capped) in Response::body, unstreamed.
   virtual Result<Response> Stream(const Request& req, const ChunkSink& sink) = 0;
   // The cluster name used in messages ("cluster \"kind-gpu\"").
   virtual std::string ClusterName() const = 0;
