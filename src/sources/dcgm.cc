@@ -83,15 +83,15 @@ DcgmReadings ReadDcgm(const expo::Exposition& exposition) {
       last_name = s.name;
       last_alias = LookupDcgmField(s.name);
       have_last = true;
-    }
-    if (!last_alias) {
-      if (IsDcgmFamily(s.name)) {
-        tally.Ignored(s.name);
-      } else {
-        tally.Unknown(s.name);
+      if (!last_alias) {
+        if (IsDcgmFamily(s.name)) {
+          tally.Ignored(s.name);
+        } else {
+          tally.Unknown(s.name);
+        }
       }
-      continue;
     }
+    if (!last_alias) continue;
     const DcgmFieldAlias& alias = *last_alias;
     ResolvedLabels labels(exposition.LabelsOf(s));
     if (!labels.Has(LabelKey::kGpu) && !labels.Has(LabelKey::kUuid)) {

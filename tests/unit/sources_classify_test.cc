@@ -35,6 +35,20 @@ TEST(SourcesClassify, ProcessWinsOverDcgmAndDcgmOverInference) {
             BodyKind::kVllm);
 }
 
+TEST(SourcesClassify, IdleProcessExporterIsStillAProcessExporter) {
+  // No process on the node yet: the family is declared, only device families have samples.
+  Classification c = ClassifyBody(
+      "# HELP gpu_process_memory_bytes GPU memory used by process.\n"
+      "# TYPE gpu_process_memory_bytes gauge\n"
+      "gpu_total_memory_bytes{gpu=\"0\",uuid=\"GPU-a\"} 85899345920\n");
+  EXPECT_EQ(c.kind, BodyKind::kProcess);
+  EXPECT_EQ(ClassifyBody("# TYPE gpu_process_memory_bytes gauge\n").kind, BodyKind::kProcess);
+  EXPECT_EQ(ClassifyBody("# TYPE gpu_process_memory_bytes_other gauge\nx 1\n").kind,
+            BodyKind::kUnrecognised);
+  EXPECT_EQ(ClassifyBody("# gpu_process_memory_bytes is great\nx 1\n").kind,
+            BodyKind::kUnrecognised);
+}
+
 TEST(SourcesClassify, OnlySampleLinesCount) {
   // A name in a comment is not a sample; other DCGM families (not DEV/PROF) are not enough.
   EXPECT_EQ(ClassifyBody("# HELP DCGM_FI_DEV_GPU_UTIL x\nfoo 1\n").kind, BodyKind::kUnrecognised);

@@ -4,12 +4,13 @@
 // values (and quoted UTF-8 names) that contained escapes, which point into Exposition::unescaped.
 // Moving an Exposition keeps those views valid; copying one does not (copy the body and re-parse).
 //
-// Accepted: HELP/TYPE/UNIT lines, `# EOF` and other comments, label sets with optional blanks and a
-// trailing comma, Prometheus 3 quoted names (`{"a.b",c="d"}`), escapes \\ \" \n in quoted strings
-// (other escapes are kept verbatim), values as Go's ParseFloat reads them in practice (`NaN`,
-// `+Inf`,
-// `-Inf`, `Inf`, `1e3`, `.5`), an optional timestamp (checked, then ignored), an OpenMetrics
-// exemplar after ` # ` (ignored), CRLF line ends and a last line without a newline.
+// Accepted: HELP/TYPE/UNIT lines, `# EOF` and other comments, label sets with optional blanks and
+// a trailing comma, Prometheus 3 quoted names (`{"a.b",c="d"}`), escapes \\ \" \n in quoted
+// strings (other escapes are kept verbatim), values as Go's ParseFloat reads them in practice
+// (`NaN`, `+Inf`, `-Inf`, `Inf`, `1e3`, `.5`), an optional timestamp (checked, then ignored), an
+// OpenMetrics exemplar after ` # ` (ignored), CRLF line ends and a last line without a newline.
+// Rejected lines (recorded in `errors`, the rest is kept) include label values that are not valid
+// UTF-8, which Prometheus would refuse downstream. docs/parser.md lists the error reasons.
 #pragma once
 
 #include <cstddef>
@@ -68,6 +69,9 @@ struct Limits {
   size_t max_line_bytes = 1u << 20;
   size_t max_labels_per_sample = 128;
   size_t max_errors_kept = 100;  // further errors are only counted
+  // Use the bitmask fast path for plain label sets. Results are identical either way; off only
+  // for differential tests and fuzzing of the general path.
+  bool fast_path = true;
 };
 
 struct Exposition {
