@@ -3,6 +3,7 @@
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <poll.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -291,6 +292,13 @@ struct Route {
   std::string dra_version;  // for DRA routes
   std::string ns, name, proxy_path;
 };
+
+// True when the client closed its end (a watch learns it without having to write).
+bool PeerClosed(int fd) {
+  if (fd < 0) return false;
+  pollfd p{fd, POLLRDHUP, 0};
+  return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
+}
 
 bool ParseWatchFlag(const httplib::Request& req) {
   if (!req.has_param("watch")) return false;
@@ -1036,6 +1044,7 @@ struct FakeApiServer::Impl {
     std::string pending;  // initial events, written first
     long long truncate_at = -1;
     long long written = 0;
+    int fd = -1;  // the connection, to notice a client that left
   };
 
   std::string EventLine(const std::string& type, const std::string& text,
@@ -1063,6 +1072,7 @@ struct FakeApiServer::Impl {
     w->deadline = Clock::now() + timeout;
     w->next_bookmark = Clock::now() + options.bookmark_interval;
     if (c.fault) w->truncate_at = c.fault->truncate_at;
+    if (c.req.ssl) w->fd = SSL_get_fd(c.req.ssl);
     std::string rv_param = c.req.get_param_value("resourceVersion");
     {
       std::lock_guard lk(mu);
@@ -1118,11 +1128,14 @@ struct FakeApiServer::Impl {
       w.pending.clear();
       return WriteWatch(w, sink, initial);
     }
+    // A client that left frees its thread within a poll interval, not at the watch's timeout.
+    if (PeerClosed(w.fd)) return false;
     std::string out;
     bool end = false;
     {
       std::unique_lock lk(mu);
-      auto wake = w.bookmarks ? std::min(w.deadline, w.next_bookmark) : w.deadline;
+      auto wake = std::min(w.deadline, Clock::now() + std::chrono::milliseconds(250));
+      if (w.bookmarks) wake = std::min(wake, w.next_bookmark);
       cv.wait_until(lk, wake, [&] {
         return stopping || (!history.empty() && history.back().rv > w.last_rv) ||
                w.last_rv < compacted_rv;
@@ -1452,11 +1465,13 @@ std::vector<RequestRecord> FakeApiServer::Requests() const {
   return impl_->log;
 }
 
-size_t FakeApiServer::CountRequests(const std::string& verb, const std::string& path_prefix) const {
+size_t FakeApiServer::CountRequests(const std::string& verb, const std::string& path_prefix,
+                                    std::chrono::system_clock::time_point since) const {
   std::lock_guard lk(impl_->log_mu);
   return static_cast<size_t>(
       std::count_if(impl_->log.begin(), impl_->log.end(), [&](const RequestRecord& r) {
-        return (verb.empty() || r.verb == verb) && r.path.starts_with(path_prefix);
+        return (verb.empty() || r.verb == verb) && r.path.starts_with(path_prefix) &&
+               r.time >= since;
       }));
 }
 

@@ -119,6 +119,27 @@ TEST(ScenarioTest, LoadsFaultsAndWatchScript) {
   EXPECT_EQ(sc->exporter_bodies.at("gpu-operator/dcgm-exporter-a:9400").size(), 3u);
 }
 
+TEST(ScenarioTest, LoadsDraScenario) {
+  auto sc = LoadScenario(FixturePath("scenarios/dra"));
+  ASSERT_TRUE(sc.ok()) << sc.error().message;
+  EXPECT_EQ(sc->dra_versions, std::vector<std::string>{"v1"});
+  EXPECT_EQ(sc->git_version, "v1.34.1");
+  const auto* slice = FindObject(*sc, "ResourceSlice", "dgx-a-gpu.nvidia.com-x7r2q");
+  ASSERT_NE(slice, nullptr);
+  ASSERT_EQ((*slice)["spec"]["devices"].size(), 4u);
+  EXPECT_EQ((*slice)["spec"]["devices"][2]["attributes"]["profile"]["string"], "3g.40gb");
+  const auto* claim = FindObject(*sc, "ResourceClaim", "llm-dra-0-gpu-7kq2x");
+  ASSERT_NE(claim, nullptr);
+  const auto* pod = FindObject(*sc, "Pod", "llm-dra-0");
+  ASSERT_NE(pod, nullptr);
+  // The claim is reserved for the pod by uid: the fixture must keep them equal.
+  EXPECT_EQ((*claim)["status"]["reservedFor"][0]["uid"], (*pod)["metadata"]["uid"]);
+  const auto* pending = FindObject(*sc, "ResourceClaim", "eight-gpus");
+  ASSERT_NE(pending, nullptr);
+  EXPECT_EQ((*pending)["spec"]["devices"]["requests"][0]["exactly"]["count"], 8);
+  EXPECT_FALSE(pending->contains("status"));
+}
+
 TEST(ScenarioTest, YamlScalarsFollowTheCoreSchema) {
   auto j = YamlTextToJson(
       "a: \"4\"\nb: 4\nc: true\nd:\ne: ~\nf: 1.5\ng: 'yes'\nh: yes\ni: 1e3\nj: -7\nk: v1.30\n"
