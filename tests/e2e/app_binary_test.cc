@@ -39,9 +39,11 @@ std::string Slurp(const fs::path& p) {
 class TempDir {
  public:
   TempDir() {
+    static int counter = 0;
     path_ = fs::temp_directory_path() /
             ("gpuattr-bin-" + std::to_string(getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+             ::testing::UnitTest::GetInstance()->current_test_info()->name() + "-" +
+             std::to_string(++counter));
     fs::create_directories(path_);
   }
   ~TempDir() { fs::remove_all(path_); }
@@ -50,6 +52,26 @@ class TempDir {
  private:
   fs::path path_;
 };
+
+// A kubeconfig whose only context "lab" points at a closed loopback port: any kube-backed session
+// fails fast with "connection refused", so these tests do not depend on the machine's kubeconfig.
+std::string UnreachableKubeconfig(const TempDir& dir) {
+  fs::path p = dir / "kubeconfig.yaml";
+  std::ofstream(p) << R"(apiVersion: v1
+kind: Config
+clusters:
+- name: lab
+  cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}
+users:
+- name: lab
+  user: {token: test-token}
+contexts:
+- name: lab
+  context: {cluster: lab, user: lab}
+current-context: lab
+)";
+  return p.string();
+}
 
 struct Process {
   pid_t pid = -1;
@@ -149,7 +171,9 @@ TEST(AppBinary, ExampleConfigIsAccepted) {
 
 TEST(AppBinary, ServesAndStopsOnSigterm) {
   TempDir dir;
-  Process p = Spawn({kBinary, "--web.listen-address", "127.0.0.1:0", "--interval", "1h"}, dir);
+  Process p = Spawn({kBinary, "--kubeconfig", UnreachableKubeconfig(dir), "--web.listen-address",
+                     "127.0.0.1:0", "--interval", "1h"},
+                    dir);
   // The log line "msg=serving address=127.0.0.1:PORT" tells the OS-chosen port.
   int port = 0;
   std::regex re("msg=serving address=127\\.0\\.0\\.1:([0-9]+)");
@@ -183,7 +207,9 @@ TEST(AppBinary, ServesAndStopsOnSigterm) {
 }
 
 TEST(AppBinary, OnceWithoutAnsweringClusterPrintsExpositionAndFails) {
-  Ran r = RunBinary({"--once", "--context", "lab", "--log.level", "error"});
+  TempDir dir;
+  Ran r = RunBinary({"--kubeconfig", UnreachableKubeconfig(dir), "--once", "--context", "lab",
+                     "--log.level", "error"});
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.out, HasSubstr("gpuattr_cluster_up{cluster=\"lab\"} 0\n"));
   EXPECT_THAT(r.err, HasSubstr("gpuattr: no cluster answered"));

@@ -194,6 +194,18 @@ TEST_F(AppLoopTest, ShutdownMidCycleCancelsTheSessions) {
   EXPECT_TRUE(done.get()->complete);
 }
 
+TEST_F(AppLoopTest, ShutdownWaitEndsOnRequestAndOnlyThen) {
+  ASSERT_TRUE(Shutdown::Instance().Install().ok());
+  EXPECT_FALSE(Shutdown::Instance().WaitFor(20ms));  // nobody asked: the wait simply ends
+  EXPECT_FALSE(Shutdown::Instance().Requested());
+  std::thread other([] { Shutdown::Instance().Request(); });
+  EXPECT_TRUE(Shutdown::Instance().WaitFor(10s));
+  other.join();
+  EXPECT_TRUE(Shutdown::Instance().WaitFor(0ms));  // stays requested for every later wait
+  Shutdown::Instance().Reset();
+  EXPECT_FALSE(Shutdown::Instance().Requested());
+}
+
 TEST_F(AppLoopTest, OncePrintsTheExpositionAndExitsZero) {
   Config cfg;
   cfg.once = true;

@@ -1,0 +1,54 @@
+#include "gpuattr/discovery/cache.h"
+
+#include <set>
+
+namespace gpuattr::discovery {
+
+std::chrono::milliseconds TtlFor(Role role, Outcome outcome, const CacheTtls& ttls) {
+  if (role == Role::kExporter || IsAccepted(outcome)) return ttls.result;
+  return outcome == Outcome::kError ? ttls.inference_error : ttls.inference_negative;
+}
+
+std::vector<Candidate> DiscoveryCache::Due(const std::vector<Candidate>& current,
+                                           TimePoint now) const {
+  std::vector<Candidate> due;
+  for (const Candidate& c : current) {
+    auto it = entries_.find(c.Key());
+    const bool fresh = it != entries_.end() && it->second.candidate.uid == c.uid &&
+                       now < it->second.expires && !(rediscover_ && c.role == Role::kExporter);
+    if (!fresh) due.push_back(c);
+  }
+  return due;
+}
+
+void DiscoveryCache::Record(const Candidate& candidate, const ProbeVerdict& verdict,
+                            const Fetch& fetch, TimePoint now, double now_unix) {
+  CacheEntry e;
+  e.candidate = candidate;
+  e.verdict = verdict;
+  e.expires = now + TtlFor(candidate.role, verdict.outcome, ttls_);
+  e.probed_unix = now_unix;
+  e.duration_seconds = fetch.duration_seconds;
+  e.bytes = fetch.bytes;
+  entries_[candidate.Key()] = std::move(e);
+}
+
+void DiscoveryCache::Refresh(const std::string& key, TimePoint now) {
+  auto it = entries_.find(key);
+  if (it == entries_.end() || !IsAccepted(it->second.verdict.outcome)) return;
+  it->second.expires = now + TtlFor(it->second.candidate.role, it->second.verdict.outcome, ttls_);
+}
+
+void DiscoveryCache::Prune(const std::vector<Candidate>& current) {
+  std::map<std::string, const Candidate*> by_key;
+  for (const Candidate& c : current) by_key[c.Key()] = &c;
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    auto cur = by_key.find(it->first);
+    if (cur == by_key.end() || cur->second->uid != it->second.candidate.uid)
+      it = entries_.erase(it);
+    else
+      ++it;
+  }
+}
+
+}  // namespace gpuattr::discovery

@@ -1,0 +1,76 @@
+#include "gpuattr/discovery/session.h"
+
+#include <set>
+
+namespace gpuattr::discovery {
+
+publish::RequestCounts ToPublishCounts(const std::vector<kube::RequestCount>& counts) {
+  publish::RequestCounts out;
+  for (const auto& c : counts) out[publish::RequestKey{c.verb, c.resource, c.code}] += c.count;
+  return out;
+}
+
+KubeClusterSession::KubeClusterSession(std::string cluster,
+                                       std::shared_ptr<kube::Transport> transport,
+                                       KubeSessionOptions options)
+    : cluster_(std::move(cluster)),
+      options_(std::move(options)),
+      clock_(options_.clock ? *options_.clock : SystemClock()),
+      client_(std::make_shared<kube::ApiClient>(std::move(transport), options_.api)),
+      cache_(std::make_unique<kube::ObjectCache>(client_, options_.cache)),
+      discovery_(cluster_, options_.discovery, clock_) {}
+
+KubeClusterSession::~KubeClusterSession() { cache_->Stop(); }
+
+void KubeClusterSession::Cancel() {
+  stop_.Stop();
+  cache_->Stop();
+}
+
+std::shared_ptr<const SessionCycle> KubeClusterSession::LastCycle() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_;
+}
+
+app::CycleResult KubeClusterSession::RunCycle() {
+  auto cycle = std::make_shared<SessionCycle>();
+  if (!started_ && !stop_.stopped()) {
+    cache_->Start();
+    started_ = true;
+  }
+  const bool synced = !stop_.stopped() && cache_->WaitSynced(options_.sync_timeout);
+  std::set<std::string> seen;
+  for (const kube::KindStatus& k : cache_->KindStatuses()) {
+    if (!k.last_error.empty() && seen.insert(k.last_error).second)
+      cycle->errors.push_back(k.last_error);
+    if (!k.synced && k.last_error.empty())
+      cycle->errors.push_back("cluster \"" + cluster_ + "\": " + k.resource +
+                              " not listed yet (waiting for the first LIST)");
+  }
+  if (synced) {
+    DiscoveryCycle d = discovery_.RunCycle(*client_, cache_->Snapshot(), &stop_);
+    for (auto& e : d.errors)
+      if (seen.insert(e).second) cycle->errors.push_back(std::move(e));
+    cycle->report = std::move(d.report);
+    cycle->scrapes = std::move(d.scrapes);
+    cycle->input = std::move(d.input);
+  } else {
+    cycle->input.cluster = cluster_;
+    cycle->input.objects = std::make_shared<const kube::ClusterObjects>();
+    cycle->report.cluster = cluster_;
+  }
+  cycle->up = synced;
+  cycle->apiserver_requests = ToPublishCounts(client_->RequestCounts());
+
+  app::CycleResult result;
+  result.up = cycle->up;
+  result.errors = cycle->errors;
+  result.apiserver_requests = cycle->apiserver_requests;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    last_ = std::move(cycle);
+  }
+  return result;
+}
+
+}  // namespace gpuattr::discovery

@@ -1,0 +1,108 @@
+#include "gpuattr/publish/discovery_metrics.h"
+
+#include <cstdio>
+
+#include "gpuattr/publish/status_page.h"
+
+namespace gpuattr::publish {
+namespace {
+
+using prometheus::MetricType;
+
+constexpr FamilySpec kExporterUp{
+    "gpuattr_exporter_up", MetricType::Gauge,
+    "1 when the latest scrape of this exporter through the pod proxy "
+    "succeeded, 0 when it failed (kind=\"unknown\" until classified)."};
+constexpr FamilySpec kScrapeDuration{"gpuattr_exporter_scrape_duration_seconds", MetricType::Gauge,
+                                     "Duration of the latest scrape of this exporter, in seconds."};
+constexpr FamilySpec kScrapeBytes{"gpuattr_exporter_scrape_bytes", MetricType::Gauge,
+                                  "Body size of the latest scrape of this exporter, in bytes."};
+constexpr FamilySpec kParseErrors{"gpuattr_exporter_parse_errors", MetricType::Gauge,
+                                  "Malformed lines in the latest scrape of this exporter."};
+constexpr FamilySpec kCandidates{"gpuattr_discovery_candidates", MetricType::Gauge,
+                                 "Probed discovery candidates by outcome (accepted, unrecognised, "
+                                 "error, pinned)."};
+
+constexpr FamilySpec kSpecs[] = {kExporterUp, kScrapeDuration, kScrapeBytes, kParseErrors,
+                                 kCandidates};
+
+std::string Ago(double then, double now) {
+  if (then <= 0) return "never";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f s ago", now - then > 0 ? now - then : 0.0);
+  return buf;
+}
+
+std::string Td(const std::string& text) { return "<td>" + HtmlEscape(text) + "</td>"; }
+
+}  // namespace
+
+std::span<const FamilySpec> DiscoveryFamilySpecs() { return kSpecs; }
+
+void AddDiscoveryFamilies(const discovery::DiscoveryReport& report, FamilyWriter& writer) {
+  for (const discovery::ExporterStatus& e : report.exporters) {
+    Labels l{{"cluster", report.cluster},
+             {"namespace", e.namespace_},
+             {"pod", e.pod},
+             {"node", e.node},
+             {"kind", e.kind}};
+    writer.Add(kExporterUp, l, e.up ? 1 : 0);
+    writer.Add(kScrapeDuration, l, e.duration_seconds);
+    writer.Add(kScrapeBytes, l, static_cast<double>(e.bytes));
+    writer.Add(kParseErrors, std::move(l), static_cast<double>(e.parse_errors));
+  }
+  for (const auto& [outcome, n] : report.outcome_counts)
+    writer.Add(kCandidates, {{"cluster", report.cluster}, {"outcome", outcome}},
+               static_cast<double>(n));
+}
+
+std::string RenderDiscoverySection(const discovery::DiscoveryReport& report, double now_unix) {
+  std::string h = "<h3>Discovery: " + HtmlEscape(report.cluster) + "</h3>\n<p>" +
+                  std::to_string(report.pods_listed) + " pods and " +
+                  std::to_string(report.nodes_listed) + " nodes listed; " +
+                  std::to_string(report.candidates) + " candidates, " +
+                  std::to_string(report.probed_this_cycle) + " probed this cycle. " +
+                  (report.gpu_present ? "GPU presence: " : "Not probing: ") +
+                  HtmlEscape(report.gpu_presence) + "</p>\n";
+  if (!report.nothing_found.empty())
+    h += "<p class=\"warn\"><b>" + HtmlEscape(report.nothing_found) + "</b></p>\n";
+  if (report.rediscovery_next_cycle)
+    h += "<p>A known exporter failed: discovery runs again next cycle.</p>\n";
+
+  h += "<h4>Exporters</h4>\n<table><tr><th>namespace</th><th>pod</th><th>node</th><th>port</th>"
+       "<th>kind</th><th>up</th><th>HTTP</th><th>duration</th><th>bytes</th><th>parse errors</th>"
+       "<th>reason</th></tr>\n";
+  for (const auto& e : report.exporters) {
+    char dur[32];
+    std::snprintf(dur, sizeof dur, "%.3f s", e.duration_seconds);
+    h += "<tr>" + Td(e.namespace_) + Td(e.pod) + Td(e.node) + Td(std::to_string(e.port)) +
+         Td(e.kind) + Td(e.up ? "1" : "0") +
+         Td(e.http_status ? std::to_string(e.http_status) : "-") + Td(dur) +
+         Td(std::to_string(e.bytes)) + Td(std::to_string(e.parse_errors)) + Td(e.reason) +
+         "</tr>\n";
+  }
+  h += "</table>\n";
+
+  h += "<h4>Probed candidates</h4>\n<table><tr><th>candidate</th><th>node</th><th>role</th>"
+       "<th>port from</th><th>why</th><th>outcome</th><th>reason</th><th>probed</th></tr>\n";
+  for (const auto& p : report.probes) {
+    h += "<tr>" + Td(p.candidate.Key()) + Td(p.candidate.node) +
+         Td(std::string(discovery::RoleName(p.candidate.role))) + Td(p.candidate.port_source) +
+         Td(p.candidate.why) + Td(std::string(discovery::OutcomeName(p.verdict.outcome))) +
+         Td(p.verdict.reason) + Td(Ago(p.probed_unix, now_unix)) + "</tr>\n";
+  }
+  h += "</table>\n";
+
+  h += "<h4>Pins</h4>\n";
+  if (report.pins.empty()) {
+    h += "<p>none (add one with --target ns/pod-prefix:port)</p>\n";
+  } else {
+    h += "<table><tr><th>target</th><th>kind</th><th>status</th></tr>\n";
+    for (const auto& p : report.pins)
+      h += "<tr>" + Td(p.text) + Td(p.kind) + Td(p.note) + "</tr>\n";
+    h += "</table>\n";
+  }
+  return h;
+}
+
+}  // namespace gpuattr::publish

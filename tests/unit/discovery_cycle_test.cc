@@ -1,0 +1,304 @@
+// Discovery cycles against an in-memory transport: probes, caching, re-discovery, the politeness
+// gate, 403s, and the diagnostics families built from the report.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "gpuattr/discovery/discovery.h"
+#include "gpuattr/publish/discovery_metrics.h"
+#include "gpuattr/publish/families.h"
+#include "support/fake_transport.h"
+
+namespace gpuattr::discovery {
+namespace {
+
+using std::chrono::seconds;
+using testing::FakeReply;
+using testing::FakeTransport;
+
+constexpr char kDcgmBody[] =
+    "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n"
+    "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-1\",modelName=\"NVIDIA A100\",Hostname=\"x\"} 42\n"
+    "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"GPU-1\",modelName=\"NVIDIA A100\",Hostname=\"x\"} "
+    "250\n";
+
+kube::Pod MakePod(std::string name, std::string image, std::vector<kube::ContainerPort> ports) {
+  kube::Pod p;
+  p.namespace_ = "gpu-operator";
+  p.name = std::move(name);
+  p.uid = "uid-" + p.name;
+  p.node_name = "node-a";
+  p.phase = "Running";
+  p.all_containers_ready = true;
+  kube::Container c;
+  c.name = "main";
+  c.image = std::move(image);
+  c.ports = std::move(ports);
+  p.containers.push_back(std::move(c));
+  return p;
+}
+
+std::shared_ptr<const kube::ClusterObjects> GpuCluster() {
+  auto o = std::make_shared<kube::ClusterObjects>();
+  kube::Node n;
+  n.name = "node-a";
+  n.capacity["nvidia.com/gpu"] = 1;
+  o->nodes[n.name] = n;
+  for (auto p :
+       {MakePod("dcgm-exporter-a", "nvcr.io/nvidia/k8s/dcgm-exporter:3.3", {{"metrics", 9400}}),
+        MakePod("gpu-feature-discovery", "nvcr.io/nvidia/gpu-feature-discovery", {{"", 8080}}),
+        MakePod("web", "nginx", {{"http", 80}})})
+    o->pods[p.Key()] = p;
+  return o;
+}
+
+const std::string kDcgmPath =
+    "/api/v1/namespaces/gpu-operator/pods/dcgm-exporter-a:9400/proxy/metrics";
+const std::string kGfdPath =
+    "/api/v1/namespaces/gpu-operator/pods/gpu-feature-discovery:8080/proxy/metrics";
+
+struct Fixture {
+  FakeClock clock;
+  std::shared_ptr<FakeTransport> transport = std::make_shared<FakeTransport>("test");
+  std::unique_ptr<kube::ApiClient> client;
+  std::unique_ptr<Discovery> discovery;
+
+  explicit Fixture(DiscoveryOptions options = {}) {
+    kube::ApiClientOptions ao;
+    ao.clock = &clock;
+    client = std::make_unique<kube::ApiClient>(transport, ao);
+    discovery = std::make_unique<Discovery>("test", std::move(options), clock);
+  }
+  size_t ProxyGets() const { return transport->CountRequests("/api/v1/namespaces/"); }
+};
+
+const ExporterStatus* FindExporter(const DiscoveryReport& r, const std::string& pod) {
+  for (const auto& e : r.exporters)
+    if (e.pod == pod) return &e;
+  return nullptr;
+}
+
+TEST(DiscoveryCycle, ProbesClassifiesAndScrapesOncePerCycle) {
+  Fixture f;
+  f.transport->SetDefault(kDcgmPath, FakeReply::Json(kDcgmBody));
+  f.transport->SetDefault(kGfdPath, FakeReply::Json("go_goroutines 12\n"));
+  auto objects = GpuCluster();
+
+  DiscoveryCycle c1 = f.discovery->RunCycle(*f.client, objects);
+  EXPECT_EQ(f.ProxyGets(), 2u);  // the probe's body is also the first scrape
+  EXPECT_EQ(c1.report.probed_this_cycle, 2u);
+  EXPECT_EQ(c1.report.outcome_counts.at("accepted"), 1u);
+  EXPECT_EQ(c1.report.outcome_counts.at("unrecognised"), 1u);
+  EXPECT_EQ(c1.report.outcome_counts.at("error"), 0u);
+  EXPECT_TRUE(c1.report.nothing_found.empty());
+  ASSERT_EQ(c1.input.exporters.size(), 1u);
+  EXPECT_EQ(c1.input.exporters[0].pod, "dcgm-exporter-a");
+  EXPECT_EQ(c1.input.exporters[0].node, "node-a");
+  const auto& dcgm = std::get<sources::DcgmReadings>(c1.input.exporters[0].readings);
+  ASSERT_EQ(dcgm.records.size(), 1u);
+  EXPECT_DOUBLE_EQ(*dcgm.records[0].values.power_watts, 250);
+  // An unrecognised candidate is no exporter: only the dcgm one has exporter_* series.
+  ASSERT_EQ(c1.report.exporters.size(), 1u);
+  EXPECT_TRUE(c1.report.exporters[0].up);
+  EXPECT_EQ(c1.report.exporters[0].kind, "dcgm");
+  bool saw_unrecognised = false;
+  for (const auto& p : c1.report.probes)
+    if (p.candidate.pod == "gpu-feature-discovery") {
+      saw_unrecognised = true;
+      EXPECT_NE(p.verdict.reason.find("go_goroutines 12"), std::string::npos) << p.verdict.reason;
+    }
+  EXPECT_TRUE(saw_unrecognised);
+
+  // Steady state: one scrape per cycle, no probe until the 60 s cache runs out.
+  f.clock.Advance(seconds(20));
+  DiscoveryCycle c2 = f.discovery->RunCycle(*f.client, objects);
+  EXPECT_EQ(f.ProxyGets(), 3u);
+  EXPECT_EQ(f.transport->CountRequests(kGfdPath), 1u);
+  EXPECT_EQ(c2.report.probed_this_cycle, 0u);
+  EXPECT_EQ(c2.input.exporters.size(), 1u);
+  f.clock.Advance(seconds(20));
+  f.discovery->RunCycle(*f.client, objects);
+  f.clock.Advance(seconds(20));  // 60 s after the probe: the unrecognised one is probed again
+  DiscoveryCycle c4 = f.discovery->RunCycle(*f.client, objects);
+  EXPECT_EQ(f.transport->CountRequests(kGfdPath), 2u);
+  EXPECT_EQ(f.transport->CountRequests(kDcgmPath), 4u);
+  EXPECT_EQ(c4.report.probed_this_cycle, 1u);
+}
+
+TEST(DiscoveryCycle, AFailedScrapeReDiscoversNextCycle) {
+  Fixture f;
+  f.transport->SetDefault(kDcgmPath, FakeReply::Json(kDcgmBody));
+  f.transport->SetDefault(kGfdPath, FakeReply::Json("go_goroutines 12\n"));
+  auto objects = GpuCluster();
+  f.discovery->RunCycle(*f.client, objects);
+  f.transport->Enqueue(kDcgmPath, FakeReply::Json("{\"kind\":\"Status\"}", 503));
+  f.clock.Advance(seconds(20));
+  DiscoveryCycle failed = f.discovery->RunCycle(*f.client, objects);
+  const ExporterStatus* e = FindExporter(failed.report, "dcgm-exporter-a");
+  ASSERT_NE(e, nullptr);
+  EXPECT_FALSE(e->up);
+  EXPECT_EQ(e->kind, "dcgm");
+  EXPECT_EQ(e->http_status, 503);
+  EXPECT_FALSE(e->reason.empty());
+  EXPECT_TRUE(failed.input.exporters.empty());
+  EXPECT_TRUE(failed.report.rediscovery_next_cycle);
+
+  f.clock.Advance(seconds(20));  // the unrecognised candidate's 60 s have not run out
+  DiscoveryCycle again = f.discovery->RunCycle(*f.client, objects);
+  EXPECT_EQ(again.report.probed_this_cycle, 2u);  // both exporter candidates probed again
+  EXPECT_EQ(f.transport->CountRequests(kGfdPath), 2u);
+  EXPECT_EQ(again.input.exporters.size(), 1u);
+  EXPECT_FALSE(again.report.rediscovery_next_cycle);
+}
+
+TEST(DiscoveryCycle, NoGpuNoProbe) {
+  Fixture f;
+  auto o = std::make_shared<kube::ClusterObjects>();
+  kube::Pod api =
+      MakePod("kube-apiserver-gpu-node-1", "registry.k8s.io/kube-apiserver", {{"", 6443}});
+  api.namespace_ = "kube-system";
+  api.node_name = "gpu-node-1";
+  o->pods[api.Key()] = api;
+  kube::Node n;
+  n.name = "gpu-node-1";
+  o->nodes[n.name] = n;
+  for (int i = 0; i < 10; ++i) {
+    DiscoveryCycle c = f.discovery->RunCycle(*f.client, o);
+    EXPECT_FALSE(c.report.gpu_present);
+    EXPECT_NE(c.report.nothing_found.find("1 pods listed, 0 candidates probed"), std::string::npos)
+        << c.report.nothing_found;
+    EXPECT_NE(c.report.nothing_found.find("kubectl auth can-i get pods/proxy -A"),
+              std::string::npos);
+    f.clock.Advance(seconds(20));
+  }
+  EXPECT_EQ(f.transport->Requests().size(), 0u);
+}
+
+TEST(DiscoveryCycle, PinnedPodWithoutKeywordIsProbedOnItsPort) {
+  DiscoveryOptions opts;
+  opts.pins = *ParsePins({"telemetry/collector:9500", "mon/svc/prometheus:9090"});
+  Fixture f(opts);
+  auto o = std::make_shared<kube::ClusterObjects>();
+  kube::Pod p = MakePod("collector-x1", "example.com/collector:1", {{"http", 8080}});
+  p.namespace_ = "telemetry";
+  o->pods[p.Key()] = p;
+  const std::string path = "/api/v1/namespaces/telemetry/pods/collector-x1:9500/proxy/metrics";
+  f.transport->SetDefault(path, FakeReply::Json(kDcgmBody));
+  DiscoveryCycle c = f.discovery->RunCycle(*f.client, o);
+  EXPECT_EQ(f.transport->CountRequests(path), 1u);
+  EXPECT_EQ(c.report.outcome_counts.at("pinned"), 1u);
+  ASSERT_EQ(c.input.exporters.size(), 1u);
+  ASSERT_EQ(c.report.pins.size(), 2u);
+  EXPECT_NE(c.report.pins[1].note.find("not yet supported"), std::string::npos);
+}
+
+TEST(DiscoveryCycle, ForbiddenProxyIsAnErrorNamingThePermission) {
+  Fixture f;
+  const char forbidden[] =
+      R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403})";
+  f.transport->SetDefault("/api/v1/namespaces/", FakeReply::Json(forbidden, 403));
+  DiscoveryCycle c = f.discovery->RunCycle(*f.client, GpuCluster());
+  ASSERT_FALSE(c.errors.empty());
+  EXPECT_NE(c.errors[0].find("pods/proxy"), std::string::npos) << c.errors[0];
+  EXPECT_NE(c.errors[0].find("cannot get"), std::string::npos) << c.errors[0];
+  EXPECT_NE(c.errors[0].find("gpu-operator"), std::string::npos) << c.errors[0];
+  EXPECT_EQ(c.errors.size(), 1u);  // both pods in one namespace: one message
+  EXPECT_EQ(c.report.outcome_counts.at("error"), 2u);
+  // A candidate whose probe failed gets exporter_up 0 with kind "unknown".
+  const ExporterStatus* e = FindExporter(c.report, "dcgm-exporter-a");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->kind, "unknown");
+  EXPECT_FALSE(e->up);
+  EXPECT_EQ(e->http_status, 403);
+  EXPECT_NE(c.report.nothing_found.find("2 candidates probed"), std::string::npos);
+}
+
+TEST(DiscoveryFamilies, ExporterAndCandidateSeries) {
+  Fixture f;
+  f.transport->SetDefault(kDcgmPath, FakeReply::Json(kDcgmBody));
+  f.transport->SetDefault(kGfdPath, FakeReply::Json("not exposition at all\n", 503));
+  DiscoveryCycle c = f.discovery->RunCycle(*f.client, GpuCluster());
+  publish::FamilyWriter w;
+  publish::AddDiscoveryFamilies(c.report, w);
+  auto fams = std::move(w).Finish();
+  std::map<std::string, const prometheus::MetricFamily*> by_name;
+  for (const auto& fam : fams) by_name[fam.name] = &fam;
+  for (const auto& spec : publish::DiscoveryFamilySpecs())
+    ASSERT_TRUE(by_name.count(std::string(spec.name))) << spec.name;
+  const auto& up = *by_name["gpuattr_exporter_up"];
+  ASSERT_EQ(up.metric.size(), 2u);
+  std::map<std::string, double> up_by_kind;
+  for (const auto& m : up.metric) {
+    std::map<std::string, std::string> l;
+    for (const auto& p : m.label) l[p.name] = p.value;
+    EXPECT_EQ(l["cluster"], "test");
+    EXPECT_EQ(l["namespace"], "gpu-operator");
+    EXPECT_EQ(l["node"], "node-a");
+    up_by_kind[l["kind"]] = m.gauge.value;
+  }
+  EXPECT_EQ(up_by_kind["dcgm"], 1);
+  EXPECT_EQ(up_by_kind["unknown"], 0);
+  EXPECT_EQ(by_name["gpuattr_discovery_candidates"]->metric.size(), 4u);  // every outcome
+  std::string html = publish::RenderDiscoverySection(c.report, 0);
+  EXPECT_NE(html.find("dcgm-exporter-a"), std::string::npos);
+  EXPECT_NE(html.find("503"), std::string::npos);
+}
+
+TEST(ReadScrape, MalformedLinesCountButGoodLinesStay) {
+  ScrapeTarget t{"ns", "p", "n", 9400, sources::BodyKind::kDcgm};
+  Fetch ok;
+  ok.ok = true;
+  ok.http_status = 200;
+  ok.body = std::string(kDcgmBody) + "DCGM_FI_DEV_GPU_TEMP{gpu=\"0\" 40\n";
+  ok.bytes = ok.body.size();
+  ScrapeResult r = ReadScrape(t, ok);
+  EXPECT_TRUE(r.ok);
+  EXPECT_EQ(r.parse_errors, 1u);
+  EXPECT_NE(r.reason.find("line 4"), std::string::npos) << r.reason;
+
+  Fetch garbage = ok;
+  garbage.body = "\x01\x02 this is {not exposition\n<html>\n";
+  ScrapeResult g = ReadScrape(t, garbage);
+  EXPECT_FALSE(g.ok);
+  EXPECT_GE(g.parse_errors, 1u);
+  EXPECT_NE(g.reason.find("no valid sample"), std::string::npos) << g.reason;
+
+  Fetch failed;
+  failed.error = "timeout after 2s";
+  ScrapeResult f = ReadScrape(t, failed);
+  EXPECT_FALSE(f.ok);
+  EXPECT_EQ(f.reason, "timeout after 2s");
+}
+
+TEST(HttpStatusOfError, FromCodeOrMessage) {
+  EXPECT_EQ(HttpStatusOfError({ErrorCode::kPermissionDenied, "forbidden"}), 403);
+  EXPECT_EQ(
+      HttpStatusOfError({ErrorCode::kUnavailable, "apiserver error: answered HTTP 503 to get"}),
+      503);
+  EXPECT_EQ(HttpStatusOfError({ErrorCode::kTimeout, "timed out after 5000 ms"}), 0);
+}
+
+TEST(RunBounded, NeverMoreThanTheLimitAtOnce) {
+  std::atomic<int> running{0}, peak{0}, done{0};
+  RunBounded(40, 3, [&](size_t) {
+    int now = ++running;
+    int p = peak.load();
+    while (now > p && !peak.compare_exchange_weak(p, now)) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    --running;
+    ++done;
+  });
+  EXPECT_EQ(done.load(), 40);
+  EXPECT_LE(peak.load(), 3);
+  StopSignal stop;
+  stop.Stop();
+  int ran = 0;
+  RunBounded(
+      5, 2, [&](size_t) { ++ran; }, &stop);
+  EXPECT_EQ(ran, 0);
+}
+
+}  // namespace
+}  // namespace gpuattr::discovery

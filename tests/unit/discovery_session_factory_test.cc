@@ -1,0 +1,43 @@
+#include "gpuattr/discovery/session_factory.h"
+
+#include <gtest/gtest.h>
+
+namespace gpuattr::discovery {
+namespace {
+
+TEST(SessionFactory, ConfigBecomesSessionOptions) {
+  app::Config config;
+  auto pod = app::ParseTargetPin("gpu-operator/nvidia-dcgm-exporter:9400");
+  auto svc = app::ParseTargetPin("monitoring/svc/prometheus:9090");
+  ASSERT_TRUE(pod.ok() && svc.ok());
+  config.targets = {*pod, *svc};
+  config.scrape.concurrency = 3;
+  config.scrape.timeout = std::chrono::seconds(7);
+  config.scrape.max_body_bytes = 1 << 20;
+  config.discovery.not_inference_cache = std::chrono::minutes(5);
+  KubeSessionOptions o = SessionOptionsFromConfig(config);
+  ASSERT_EQ(o.discovery.pins.pods.size(), 1u);
+  EXPECT_EQ(o.discovery.pins.pods[0].namespace_, "gpu-operator");
+  EXPECT_EQ(o.discovery.pins.pods[0].pod_prefix, "nvidia-dcgm-exporter");
+  EXPECT_EQ(o.discovery.pins.pods[0].port, 9400);
+  ASSERT_EQ(o.discovery.pins.services.size(), 1u);
+  EXPECT_EQ(o.discovery.pins.services[0].service, "prometheus");
+  EXPECT_EQ(o.discovery.pins.services[0].port, "9090");
+  EXPECT_EQ(o.discovery.scrape.concurrency, 3u);
+  EXPECT_EQ(o.discovery.scrape.timeout, std::chrono::seconds(7));
+  EXPECT_EQ(o.discovery.scrape.max_body_bytes, 1u << 20);
+  EXPECT_EQ(o.discovery.ttls.inference_negative, std::chrono::minutes(5));
+  EXPECT_EQ(o.discovery.ttls.result, std::chrono::seconds(60));
+}
+
+TEST(SessionFactory, MissingKubeconfigIsAnErrorNamingIt) {
+  app::Config config;
+  config.kubeconfig = "/nonexistent/gpuattr-test/kubeconfig";
+  auto r = MakeKubeSessions(config);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("/nonexistent/gpuattr-test/kubeconfig"), std::string::npos)
+      << r.error().message;
+}
+
+}  // namespace
+}  // namespace gpuattr::discovery
