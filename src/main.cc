@@ -4,6 +4,7 @@
 
 #include "gpuattr/app/config.h"
 #include "gpuattr/app/run.h"
+#include "gpuattr/discovery/session_factory.h"
 
 int main(int argc, char** argv) {
   using namespace gpuattr::app;
@@ -26,6 +27,6 @@ int main(int argc, char** argv) {
     std::cerr << "gpuattr: " << config.error().message << "\n";
     return kExitUsage;
   }
-  // The one place where cluster sessions come from: swap in the kube-backed factory here.
-  return Run(*config, MakePlaceholderSessions, std::cout, std::cerr);
+  // The one place where cluster sessions come from: one kube-backed session per context.
+  return Run(*config, gpuattr::discovery::MakeKubeSessions, std::cout, std::cerr);
 }

@@ -83,6 +83,7 @@ std::shared_ptr<const publish::Snapshot> CycleLoop::RunOnce() {
     if (r.up) c.last_success_unix_seconds = now;
     c.apiserver_requests = std::move(r.apiserver_requests);
     c.errors = std::move(r.errors);
+    if (r.discovery) c.discovery = std::move(r.discovery);
     // Later stages: copy attribution results here when r.up, keep the previous ones otherwise
     // (the last good data stays published, dated by last_success_unix_seconds).
     log::Info("cycle finished", {{"cluster", c.cluster},

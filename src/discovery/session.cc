@@ -66,6 +66,7 @@ app::CycleResult KubeClusterSession::RunCycle() {
   result.up = cycle->up;
   result.errors = cycle->errors;
   result.apiserver_requests = cycle->apiserver_requests;
+  if (synced) result.discovery = std::make_shared<const DiscoveryReport>(cycle->report);
   {
     std::lock_guard<std::mutex> lock(mu_);
     last_ = std::move(cycle);

@@ -105,4 +105,10 @@ std::string RenderDiscoverySection(const discovery::DiscoveryReport& report, dou
   return h;
 }
 
+const FamilyGroup kDiscoveryGroup{"discovery", kSpecs,
+                                  [](const Snapshot& snapshot, FamilyWriter& writer) {
+                                    for (const ClusterSnapshot& c : snapshot.clusters)
+                                      if (c.discovery) AddDiscoveryFamilies(*c.discovery, writer);
+                                  }};
+
 }  // namespace gpuattr::publish

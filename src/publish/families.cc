@@ -9,6 +9,7 @@ namespace {
 // Pointers (not copies) keep this constant-initialised across translation units.
 constexpr const FamilyGroup* kGroups[] = {
     &kSelfMetricsGroup,
+    &kDiscoveryGroup,
 };
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <ctime>
 
 #include "gpuattr/app/build_info.h"
+#include "gpuattr/discovery/report.h"
+#include "gpuattr/publish/discovery_metrics.h"
 
 namespace gpuattr::publish {
 namespace {
@@ -108,10 +110,17 @@ std::string RenderStatusPage(const Snapshot& s, double now) {
     h += "</table>\n";
   }
 
-  // Filled by the discovery stage: exporters it classified and every probe with its outcome.
-  h += "<h2>Exporters found</h2>\n<p class=\"muted\" id=\"exporters\">Discovery has not reported "
-       "any exporters yet.</p>\n";
-  h += "<h2>Probes</h2>\n<p class=\"muted\" id=\"probes\">No probes recorded yet.</p>\n";
+  // What discovery found: exporters, every probe with its outcome and reason, pins.
+  h += "<h2>Exporters and probes</h2>\n";
+  bool any_report = false;
+  for (const auto& c : s.clusters) {
+    if (!c.discovery) continue;
+    h += RenderDiscoverySection(*c.discovery, now);
+    any_report = true;
+  }
+  if (!any_report)
+    h += "<p class=\"muted\" id=\"exporters\">Discovery has not run yet (no cluster has "
+         "answered).</p>\n";
   h += "<p class=\"muted\">Page generated " + HtmlEscape(FormatUnix(now)) + ".</p>\n";
   h += "</body></html>\n";
   return h;

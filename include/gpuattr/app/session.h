@@ -18,6 +18,8 @@ struct CycleResult {
   bool up = false;                  // the apiserver answered and the cycle read what it needed
   std::vector<std::string> errors;  // human-readable, each naming the object/permission at fault
   publish::RequestCounts apiserver_requests;  // cumulative since the session started
+  // Absent when the cycle did not get as far as discovery; the previous report stays published.
+  std::shared_ptr<const discovery::DiscoveryReport> discovery;
 };
 
 class ClusterSession {

@@ -54,5 +54,6 @@ std::string RenderText(const Snapshot& snapshot);
 
 // Groups (one file each).
 extern const FamilyGroup kSelfMetricsGroup;  // self_metrics.cc
+extern const FamilyGroup kDiscoveryGroup;    // discovery_metrics.cc
 
 }  // namespace gpuattr::publish

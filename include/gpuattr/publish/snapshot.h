@@ -5,10 +5,15 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
+
+namespace gpuattr::discovery {
+struct DiscoveryReport;
+}  // namespace gpuattr::discovery
 
 namespace gpuattr::publish {
 
@@ -32,6 +37,8 @@ struct ClusterSnapshot {
   uint64_t cycles = 0;                              // cycles run so far
   RequestCounts apiserver_requests;
   std::vector<std::string> errors;  // from the latest cycle, human-readable, no secrets
+  // What discovery found and probed in the latest cycle that got that far (exporters, probes).
+  std::shared_ptr<const discovery::DiscoveryReport> discovery;
 };
 
 struct Snapshot {
