@@ -1,8 +1,31 @@
+// gpuattr: parse flags and config, run the application, map the outcome to an exit code.
+#include <csignal>
 #include <iostream>
 
-#include "gpuattr/app/build_info.h"
+#include "gpuattr/app/config.h"
+#include "gpuattr/app/run.h"
 
-int main() {
-  std::cout << "gpuattr " << gpuattr::build::kVersion << "\n";
-  return 0;
+int main(int argc, char** argv) {
+  using namespace gpuattr::app;
+  std::signal(SIGPIPE, SIG_IGN);  // httplib writes to sockets peers may have closed
+  auto flags = ParseCommandLine(std::vector<std::string>(argv + 1, argv + argc));
+  if (!flags.ok()) {
+    std::cerr << "gpuattr: " << flags.error().message << " (see --help)\n";
+    return kExitUsage;
+  }
+  if (flags->help) {
+    std::cout << HelpText();
+    return kExitOk;
+  }
+  if (flags->version) {
+    std::cout << VersionText() << "\n";
+    return kExitOk;
+  }
+  auto config = LoadConfigFromFlags(*flags);
+  if (!config.ok()) {
+    std::cerr << "gpuattr: " << config.error().message << "\n";
+    return kExitUsage;
+  }
+  // The one place where cluster sessions come from: swap in the kube-backed factory here.
+  return Run(*config, MakePlaceholderSessions, std::cout, std::cerr);
 }

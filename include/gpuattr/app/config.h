@@ -1,0 +1,109 @@
+// The effective configuration of one gpuattr process: defaults, overridden by the YAML file
+// (config/gpuattr.example.yaml documents every key), overridden by command-line flags.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuattr/app/options.h"
+#include "gpuattr/util/log.h"
+#include "gpuattr/util/status.h"
+
+namespace gpuattr::app {
+
+using std::chrono::milliseconds;
+
+// One kubeconfig context to read. `name` becomes the `cluster` label (the context name when empty).
+struct ClusterConfig {
+  std::string context;  // empty: the kubeconfig's current context
+  std::string name;
+  std::string Label() const { return name.empty() ? context : name; }
+  bool operator==(const ClusterConfig&) const = default;
+};
+
+// A pinned scrape target: `ns/pod-prefix:port` (exporter pods) or `ns/svc/name:port` (query API).
+struct TargetPin {
+  enum class Kind { kPodPrefix, kService };
+  Kind kind = Kind::kPodPrefix;
+  std::string namespace_;
+  std::string name;  // pod-name prefix or service name
+  int port = 0;
+  std::string text;  // as written, for messages and the status page
+  bool operator==(const TargetPin&) const = default;
+};
+
+struct BasicAuthUser {
+  std::string username;
+  std::string password_file;  // read at startup; the password itself is never logged
+  bool operator==(const BasicAuthUser&) const = default;
+};
+
+struct WebConfig {
+  std::string listen_address = "127.0.0.1:9787";
+  std::string tls_cert_file;  // both set: serve HTTPS
+  std::string tls_key_file;
+  std::vector<BasicAuthUser> basic_auth_users;  // non-empty: every path needs basic auth
+  bool operator==(const WebConfig&) const = default;
+};
+
+struct ScrapeConfig {
+  int concurrency = 8;
+  milliseconds timeout{15'000};
+  uint64_t max_body_bytes = 64ull << 20;
+  bool operator==(const ScrapeConfig&) const = default;
+};
+
+struct IdleConfig {
+  double utilization_below = 0.05;
+  uint64_t memory_at_least_bytes = 256ull << 20;
+  bool operator==(const IdleConfig&) const = default;
+};
+
+struct DiscoveryConfig {
+  milliseconds cache{60'000};                 // every discovery result, also empty ones
+  milliseconds not_inference_cache{600'000};  // a pod that answered but is no inference server
+  milliseconds error_cache{120'000};          // a probe that failed
+  bool operator==(const DiscoveryConfig&) const = default;
+};
+
+struct Config {
+  std::string config_file;              // where the file settings came from ("" when none)
+  std::string kubeconfig;               // "" → $KUBECONFIG, then ~/.kube/config
+  std::vector<ClusterConfig> clusters;  // empty → one cluster: the current context
+  milliseconds interval{20'000};
+  WebConfig web;
+  std::vector<TargetPin> targets;
+  log::Level log_level = log::Level::kInfo;
+  std::string state_file;
+  ScrapeConfig scrape;
+  IdleConfig idle;
+  DiscoveryConfig discovery;
+  bool once = false;
+  bool operator==(const Config&) const = default;
+};
+
+// Merges defaults < file < flags and validates everything. `file_name` only labels messages
+// ("gpuattr.yaml: scrape.timeout: invalid duration ..."); `file_text` may be empty. Pure.
+Result<Config> LoadConfig(const CommandLine& flags, std::string_view file_name,
+                          std::string_view file_text);
+
+// Reads flags.config_file (when set) and calls LoadConfig. An unreadable file is an error naming
+// it.
+Result<Config> LoadConfigFromFlags(const CommandLine& flags);
+
+// Building blocks, exposed for tests and other modules.
+Result<TargetPin> ParseTargetPin(std::string_view text);
+// "64MiB", "256MiB", "1GiB", "512KiB", "1GB", "1000" (bytes).
+Result<uint64_t> ParseByteSize(std::string_view text);
+
+struct ListenAddress {
+  std::string host;  // "127.0.0.1", "::1", "0.0.0.0"
+  int port = 0;      // 0: any free port
+};
+// "127.0.0.1:9787", "[::1]:9787", ":9787" (all interfaces), "localhost:0".
+Result<ListenAddress> ParseListenAddress(std::string_view text);
+
+}  // namespace gpuattr::app

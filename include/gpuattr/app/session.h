@@ -1,0 +1,47 @@
+// The seam between the cycle loop and Kubernetes: one ClusterSession per cluster. The loop calls
+// RunCycle() once per interval (sessions of different clusters run in parallel) and publishes
+// what it returns. The kube-backed implementation replaces MakePlaceholderSessions in main.cc.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpuattr/app/config.h"
+#include "gpuattr/publish/snapshot.h"
+#include "gpuattr/util/status.h"
+
+namespace gpuattr::app {
+
+struct CycleResult {
+  bool up = false;                  // the apiserver answered and the cycle read what it needed
+  std::vector<std::string> errors;  // human-readable, each naming the object/permission at fault
+  publish::RequestCounts apiserver_requests;  // cumulative since the session started
+};
+
+class ClusterSession {
+ public:
+  virtual ~ClusterSession() = default;
+  virtual std::string Cluster() const = 0;  // the `cluster` label
+  // One full cycle. Must return within about the scrape timeout; called from a worker thread,
+  // never concurrently with itself.
+  virtual CycleResult RunCycle() = 0;
+  // Called from another thread on shutdown while RunCycle may be running: abort in-flight requests
+  // so RunCycle returns promptly. Must be safe to call at any time.
+  virtual void Cancel() {}
+};
+
+using SessionList = std::vector<std::unique_ptr<ClusterSession>>;
+// Builds one session per configured cluster (Config::clusters; none → the current context).
+// Errors (unreadable kubeconfig, unknown context) name the file or context.
+using SessionFactory = std::function<Result<SessionList>(const Config&)>;
+
+// Clusters to run: Config::clusters, or one entry for the kubeconfig's current context.
+std::vector<ClusterConfig> EffectiveClusters(const Config& config);
+
+// Stand-in until the kube-backed sessions are wired in: every cycle reports the cluster down with
+// an error saying so. Keeps the binary, server and loop runnable and testable on their own.
+Result<SessionList> MakePlaceholderSessions(const Config& config);
+
+}  // namespace gpuattr::app

@@ -1,0 +1,69 @@
+// The HTTP(S) endpoint: /metrics, /healthz, /readyz and the status page "/", served by
+// cpp-httplib from the latest published Snapshot.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "gpuattr/publish/snapshot.h"
+#include "gpuattr/util/status.h"
+
+namespace gpuattr::publish {
+
+// Holds the latest Snapshot. The loop builds a new one completely, then swaps it in; readers take
+// a reference-counted pointer, so a scrape never sees a half-built snapshot.
+class SnapshotStore {
+ public:
+  SnapshotStore() : current_(std::make_shared<const Snapshot>()) {}
+  std::shared_ptr<const Snapshot> Get() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return current_;
+  }
+  void Publish(std::shared_ptr<const Snapshot> s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    current_ = std::move(s);
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::shared_ptr<const Snapshot> current_;
+};
+
+struct Credential {
+  std::string username;
+  std::string password;  // never logged or shown
+};
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 9787;            // 0: any free port (see MetricsServer::port())
+  std::string tls_cert_file;  // both set: HTTPS
+  std::string tls_key_file;
+  std::vector<Credential> users;  // non-empty: basic auth on every path
+};
+
+class MetricsServer {
+ public:
+  // Binds and starts serving on a background thread. Errors name the address (or TLS file).
+  static Result<std::unique_ptr<MetricsServer>> Start(const ServerOptions& options,
+                                                      std::shared_ptr<const SnapshotStore> store);
+  ~MetricsServer();
+  MetricsServer(const MetricsServer&) = delete;
+  MetricsServer& operator=(const MetricsServer&) = delete;
+
+  int port() const;  // the bound port (useful with port 0)
+  void Stop();       // idempotent; waits for the serving thread
+
+ private:
+  struct Impl;
+  explicit MetricsServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// True when `header` ("Basic base64(user:pass)") matches one of `users`. Every candidate is
+// compared in constant time (SHA-256 digests compared with CRYPTO_memcmp).
+bool CheckBasicAuth(std::string_view header, const std::vector<Credential>& users);
+
+}  // namespace gpuattr::publish

@@ -1,0 +1,44 @@
+// What one moment of gpuattr knows: the result of the latest cycle of every cluster. Plain data,
+// built by the cycle loop and never changed after it is published (readers hold a
+// shared_ptr<const Snapshot>). Attribution results are added here by later stages.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace gpuattr::publish {
+
+// One row of gpuattr_apiserver_requests_total.
+struct RequestKey {
+  std::string verb;      // "list", "watch", "get", "proxy"
+  std::string resource;  // "pods", "nodes", "pods/proxy", ...
+  std::string code;      // HTTP status as text, or "error" when no response arrived
+  auto operator<=>(const RequestKey&) const = default;
+};
+using RequestCounts = std::map<RequestKey, uint64_t>;  // cumulative since start
+
+struct ClusterSnapshot {
+  std::string cluster;  // the `cluster` label
+  bool up = false;      // the latest cycle reached the apiserver and read what it needed
+  // Unix time of the end of the latest *successful* cycle; absent until one succeeded. Stale data
+  // stays published with this timestamp when later cycles fail.
+  std::optional<double> last_success_unix_seconds;
+  std::optional<double> last_attempt_unix_seconds;  // end of the latest cycle, good or bad
+  double cycle_duration_seconds = 0;                // of the latest cycle
+  uint64_t cycles = 0;                              // cycles run so far
+  RequestCounts apiserver_requests;
+  std::vector<std::string> errors;  // from the latest cycle, human-readable, no secrets
+};
+
+struct Snapshot {
+  // False only for the placeholder published before the first cycle ends (/readyz says 503).
+  bool complete = false;
+  double generated_unix_seconds = 0;
+  std::vector<ClusterSnapshot> clusters;
+};
+
+}  // namespace gpuattr::publish

@@ -1,0 +1,200 @@
+#include "gpuattr/app/run.h"
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <ostream>
+#include <sstream>
+#include <thread>
+
+#include "gpuattr/app/shutdown.h"
+#include "gpuattr/publish/families.h"
+#include "gpuattr/util/log.h"
+#include "gpuattr/util/strings.h"
+
+namespace gpuattr::app {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double NowUnix() {
+  using namespace std::chrono;
+  return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+
+int ExitCodeFor(const Error& e) {
+  return e.code == ErrorCode::kInvalidArgument || e.code == ErrorCode::kNotFound ? kExitUsage
+                                                                                 : kExitFailure;
+}
+
+}  // namespace
+
+CycleLoop::CycleLoop(SessionList sessions, std::shared_ptr<publish::SnapshotStore> store)
+    : sessions_(std::move(sessions)), store_(std::move(store)) {
+  for (const auto& s : sessions_) {
+    publish::ClusterSnapshot c;
+    c.cluster = s->Cluster();
+    state_.push_back(std::move(c));
+  }
+  // Before the first cycle: the clusters are known, nothing else (/readyz answers 503).
+  auto initial = std::make_shared<publish::Snapshot>();
+  initial->clusters = state_;
+  initial->generated_unix_seconds = NowUnix();
+  store_->Publish(std::move(initial));
+}
+
+std::shared_ptr<const publish::Snapshot> CycleLoop::RunOnce() {
+  const size_t n = sessions_.size();
+  std::vector<CycleResult> results(n);
+  std::vector<double> seconds(n, 0);
+  std::atomic<size_t> done{0};
+  std::vector<std::thread> workers;
+  workers.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    workers.emplace_back([&, i] {
+      auto start = Clock::now();
+      results[i] = sessions_[i]->RunCycle();
+      seconds[i] = std::chrono::duration<double>(Clock::now() - start).count();
+      done.fetch_add(1);
+    });
+  }
+  // Watch for Ctrl-C while the cycle runs: cancelled sessions return promptly.
+  bool cancelled = false;
+  while (done.load() < n) {
+    if (!cancelled && Shutdown::Instance().WaitFor(std::chrono::milliseconds(50))) {
+      for (auto& s : sessions_) s->Cancel();
+      cancelled = true;
+    } else if (cancelled) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  for (auto& w : workers) w.join();
+
+  const double now = NowUnix();
+  for (size_t i = 0; i < n; ++i) {
+    publish::ClusterSnapshot& c = state_[i];
+    CycleResult& r = results[i];
+    c.up = r.up;
+    c.cycles++;
+    c.cycle_duration_seconds = seconds[i];
+    c.last_attempt_unix_seconds = now;
+    if (r.up) c.last_success_unix_seconds = now;
+    c.apiserver_requests = std::move(r.apiserver_requests);
+    c.errors = std::move(r.errors);
+    log::Info("cycle finished", {{"cluster", c.cluster},
+                                 {"up", c.up ? "true" : "false"},
+                                 {"duration_seconds", c.cycle_duration_seconds},
+                                 {"errors", c.errors.size()}});
+    for (const auto& e : c.errors) log::Warn("cycle error", {{"cluster", c.cluster}, {"err", e}});
+  }
+  auto snap = std::make_shared<publish::Snapshot>();
+  snap->complete = true;
+  snap->generated_unix_seconds = now;
+  snap->clusters = state_;
+  store_->Publish(snap);
+  return snap;
+}
+
+void CycleLoop::RunUntilShutdown(std::chrono::milliseconds interval) {
+  Shutdown& shutdown = Shutdown::Instance();
+  while (!shutdown.Requested()) {
+    auto start = Clock::now();
+    RunOnce();
+    auto next = start + interval;
+    auto now = Clock::now();
+    if (now >= next) {
+      log::Warn("cycle took longer than the interval; starting the next one now",
+                {{"interval", FormatDuration(interval)}});
+      continue;
+    }
+    shutdown.WaitFor(std::chrono::duration_cast<std::chrono::milliseconds>(next - now));
+  }
+}
+
+Result<std::vector<publish::Credential>> ReadCredentials(const std::vector<BasicAuthUser>& users) {
+  std::vector<publish::Credential> out;
+  for (const auto& u : users) {
+    std::ifstream in(u.password_file, std::ios::binary);
+    if (!in)
+      return MakeError(ErrorCode::kInvalidArgument, "web.basic_auth: cannot read password_file \"" +
+                                                        u.password_file + "\" of user \"" +
+                                                        u.username + "\": " + std::strerror(errno));
+    std::ostringstream text;
+    text << in.rdbuf();
+    std::string pw = text.str();
+    if (!pw.empty() && pw.back() == '\n') pw.pop_back();
+    if (!pw.empty() && pw.back() == '\r') pw.pop_back();
+    if (pw.empty())
+      return MakeError(ErrorCode::kInvalidArgument, "web.basic_auth: password_file \"" +
+                                                        u.password_file + "\" of user \"" +
+                                                        u.username + "\" is empty");
+    out.push_back({u.username, std::move(pw)});
+  }
+  return out;
+}
+
+int Run(const Config& config, const SessionFactory& factory, std::ostream& out, std::ostream& err) {
+  log::SetLevel(config.log_level);
+  Shutdown& shutdown = Shutdown::Instance();
+  if (Status s = shutdown.Install(); !s) {
+    err << "gpuattr: " << s.message() << "\n";
+    return kExitFailure;
+  }
+  struct Uninstall {
+    ~Uninstall() { Shutdown::Instance().Uninstall(); }
+  } uninstall;
+
+  auto sessions = factory(config);
+  if (!sessions.ok()) {
+    err << "gpuattr: " << sessions.error().message << "\n";
+    return ExitCodeFor(sessions.error());
+  }
+  auto store = std::make_shared<publish::SnapshotStore>();
+  CycleLoop loop(std::move(*sessions), store);
+
+  if (config.once) {
+    auto snap = loop.RunOnce();
+    out << publish::RenderText(*snap);
+    out.flush();
+    bool any_up = false;
+    for (const auto& c : snap->clusters) any_up |= c.up;
+    if (any_up) return kExitOk;
+    err << "gpuattr: no cluster answered";
+    for (const auto& c : snap->clusters)
+      for (const auto& e : c.errors) err << "\n  " << c.cluster << ": " << e;
+    err << "\n";
+    return kExitFailure;
+  }
+
+  auto addr = ParseListenAddress(config.web.listen_address);
+  if (!addr.ok()) {
+    err << "gpuattr: web.listen_address: " << addr.error().message << "\n";
+    return kExitUsage;
+  }
+  auto users = ReadCredentials(config.web.basic_auth_users);
+  if (!users.ok()) {
+    err << "gpuattr: " << users.error().message << "\n";
+    return kExitUsage;
+  }
+  publish::ServerOptions so;
+  so.host = addr->host;
+  so.port = addr->port;
+  so.tls_cert_file = config.web.tls_cert_file;
+  so.tls_key_file = config.web.tls_key_file;
+  so.users = std::move(*users);
+  auto server = publish::MetricsServer::Start(so, store);
+  if (!server.ok()) {
+    err << "gpuattr: " << server.error().message << "\n";
+    return kExitCannotServe;
+  }
+  log::Info("started", {{"clusters", EffectiveClusters(config).size()},
+                        {"interval", FormatDuration(config.interval)}});
+  loop.RunUntilShutdown(config.interval);
+  log::Info("shutting down");
+  (*server)->Stop();
+  return kExitOk;
+}
+
+}  // namespace gpuattr::app

@@ -1,0 +1,112 @@
+#include "gpuattr/app/shutdown.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+
+namespace gpuattr::app {
+namespace {
+
+std::atomic<bool> g_requested{false};
+std::atomic<int> g_signals{0};
+int g_pipe[2] = {-1, -1};
+struct sigaction g_old_int, g_old_term;
+
+void WakeUp() {
+  if (g_pipe[1] < 0) return;
+  char b = 1;
+  ssize_t n = write(g_pipe[1], &b, 1);  // non-blocking; a full pipe is already "awake"
+  (void)n;
+}
+
+extern "C" void OnSignal(int sig) {
+  int saved = errno;
+  if (g_signals.fetch_add(1) >= 1) _exit(128 + sig);  // second Ctrl-C: stop waiting for cleanup
+  g_requested.store(true);
+  WakeUp();
+  errno = saved;
+}
+
+Status EnsurePipe() {
+  if (g_pipe[0] >= 0) return Status::Ok();
+  if (pipe2(g_pipe, O_NONBLOCK | O_CLOEXEC) != 0)
+    return MakeError(ErrorCode::kInternal,
+                     std::string("cannot create the shutdown pipe: ") + std::strerror(errno));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Shutdown& Shutdown::Instance() {
+  static Shutdown s;
+  return s;
+}
+
+Status Shutdown::Install() {
+  if (Status s = EnsurePipe(); !s) return s;
+  std::signal(SIGPIPE, SIG_IGN);  // a client hanging up mid-write must not kill the daemon
+  if (installed_) return Status::Ok();
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  if (sigaction(SIGINT, &sa, &g_old_int) != 0 || sigaction(SIGTERM, &sa, &g_old_term) != 0)
+    return MakeError(ErrorCode::kInternal,
+                     std::string("cannot install signal handlers: ") + std::strerror(errno));
+  installed_ = true;
+  return Status::Ok();
+}
+
+void Shutdown::Uninstall() {
+  if (!installed_) return;
+  sigaction(SIGINT, &g_old_int, nullptr);
+  sigaction(SIGTERM, &g_old_term, nullptr);
+  installed_ = false;
+}
+
+bool Shutdown::Requested() const { return g_requested.load(); }
+
+void Shutdown::Request() {
+  g_requested.store(true);
+  WakeUp();
+}
+
+bool Shutdown::WaitFor(std::chrono::milliseconds timeout) const {
+  if (Requested()) return true;
+  if (g_pipe[0] < 0) {  // not installed: plain sleep in short slices
+    auto end = std::chrono::steady_clock::now() + timeout;
+    while (!Requested() && std::chrono::steady_clock::now() < end) usleep(10'000);
+    return Requested();
+  }
+  // The byte stays in the pipe, so every later wait also returns at once. Loop over EINTR from
+  // unrelated signals so that a wait is never cut short without a request.
+  auto end = std::chrono::steady_clock::now() + timeout;
+  while (!Requested()) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    end - std::chrono::steady_clock::now())
+                    .count();
+    if (left <= 0) break;
+    struct pollfd p {
+      g_pipe[0], POLLIN, 0
+    };
+    poll(&p, 1, static_cast<int>(std::min<long long>(left, 1'000'000)));
+  }
+  return Requested();
+}
+
+void Shutdown::Reset() {
+  g_requested.store(false);
+  g_signals.store(0);
+  if (g_pipe[0] < 0) return;
+  char buf[64];
+  while (read(g_pipe[0], buf, sizeof buf) > 0) {
+  }
+}
+
+}  // namespace gpuattr::app

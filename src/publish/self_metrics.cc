@@ -1,0 +1,52 @@
+// Self-metrics: what gpuattr itself did per cluster (build, reachability, cycle timing, requests).
+#include "gpuattr/app/build_info.h"
+#include "gpuattr/publish/families.h"
+
+namespace gpuattr::publish {
+namespace {
+
+using prometheus::MetricType;
+
+constexpr FamilySpec kBuildInfo{"gpuattr_build_info", MetricType::Gauge,
+                                "Always 1; labels carry the gpuattr version and git revision."};
+constexpr FamilySpec kClusterUp{
+    "gpuattr_cluster_up", MetricType::Gauge,
+    "1 when the latest cycle reached the cluster's apiserver and read what it needed, else 0."};
+constexpr FamilySpec kLastCycle{
+    "gpuattr_last_cycle_timestamp_seconds", MetricType::Gauge,
+    "Unix time at which the latest successful cycle for the cluster ended; the published data is "
+    "as old as this."};
+constexpr FamilySpec kCycleDuration{"gpuattr_cycle_duration_seconds", MetricType::Gauge,
+                                    "Wall-clock seconds the latest cycle for the cluster took."};
+constexpr FamilySpec kApiRequests{
+    "gpuattr_apiserver_requests_total", MetricType::Counter,
+    "Requests gpuattr sent to the cluster's kube-apiserver since it started, by verb, resource and "
+    "HTTP status code (\"error\" when no response arrived)."};
+
+constexpr FamilySpec kFamilies[] = {kBuildInfo, kClusterUp, kLastCycle, kCycleDuration,
+                                    kApiRequests};
+
+void Build(const Snapshot& s, FamilyWriter& w) {
+  for (const ClusterSnapshot& c : s.clusters) {
+    w.Add(kBuildInfo,
+          {{"cluster", c.cluster}, {"version", build::kVersion}, {"revision", build::kRevision}},
+          1);
+    w.Add(kClusterUp, {{"cluster", c.cluster}}, c.up ? 1 : 0);
+    if (c.last_success_unix_seconds)
+      w.Add(kLastCycle, {{"cluster", c.cluster}}, *c.last_success_unix_seconds);
+    if (c.cycles > 0) w.Add(kCycleDuration, {{"cluster", c.cluster}}, c.cycle_duration_seconds);
+    for (const auto& [key, count] : c.apiserver_requests)
+      w.Add(kApiRequests,
+            {{"cluster", c.cluster},
+             {"verb", key.verb},
+             {"resource", key.resource},
+             {"code", key.code}},
+            static_cast<double>(count));
+  }
+}
+
+}  // namespace
+
+constinit const FamilyGroup kSelfMetricsGroup{"self", kFamilies, &Build};
+
+}  // namespace gpuattr::publish

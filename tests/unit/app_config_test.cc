@@ -1,0 +1,385 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+#include <vector>
+
+#include "gpuattr/app/config.h"
+#include "gpuattr/app/options.h"
+#include "support/paths.h"
+
+namespace gpuattr::app {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+CommandLine Flags(std::vector<std::string> args) {
+  auto cl = ParseCommandLine(args);
+  EXPECT_TRUE(cl.ok()) << cl.error().message;
+  return cl.ok() ? *cl : CommandLine{};
+}
+
+Config MustLoad(const CommandLine& flags, std::string_view text) {
+  auto c = LoadConfig(flags, "gpuattr.yaml", text);
+  EXPECT_TRUE(c.ok()) << c.error().message;
+  return c.ok() ? *c : Config{};
+}
+
+std::string LoadError(std::string_view text, const CommandLine& flags = {}) {
+  auto c = LoadConfig(flags, "config.yaml", text);
+  EXPECT_FALSE(c.ok()) << "expected an error for:\n" << text;
+  return c.ok() ? "" : c.error().message;
+}
+
+// --- flags ------------------------------------------------------------------------------------
+
+TEST(AppOptions, DefaultsWithoutFlagsOrFile) {
+  Config c = MustLoad(Flags({}), "");
+  EXPECT_EQ(c.web.listen_address, "127.0.0.1:9787");
+  EXPECT_EQ(c.interval, std::chrono::seconds(20));
+  EXPECT_EQ(c.scrape.concurrency, 8);
+  EXPECT_EQ(c.scrape.timeout, std::chrono::seconds(15));
+  EXPECT_EQ(c.scrape.max_body_bytes, 64u << 20);
+  EXPECT_DOUBLE_EQ(c.idle.utilization_below, 0.05);
+  EXPECT_EQ(c.idle.memory_at_least_bytes, 256u << 20);
+  EXPECT_EQ(c.discovery.cache, std::chrono::seconds(60));
+  EXPECT_EQ(c.discovery.not_inference_cache, std::chrono::minutes(10));
+  EXPECT_EQ(c.discovery.error_cache, std::chrono::minutes(2));
+  EXPECT_EQ(c.log_level, log::Level::kInfo);
+  EXPECT_TRUE(c.clusters.empty());
+  EXPECT_FALSE(c.once);
+}
+
+TEST(AppOptions, EveryFlagIsRead) {
+  Config c = MustLoad(Flags({"--kubeconfig", "/k.yaml", "--context", "a", "--context=b",
+                             "--web.listen-address", "[::1]:9000", "--interval", "1m30s",
+                             "--target", "gpu-operator/nvidia-dcgm-exporter:9400", "--target",
+                             "monitoring/svc/prometheus-k8s:9090", "--once", "--log.level", "debug",
+                             "--state.file", "/tmp/s"}),
+                      "");
+  EXPECT_EQ(c.kubeconfig, "/k.yaml");
+  ASSERT_EQ(c.clusters.size(), 2u);
+  EXPECT_EQ(c.clusters[0].context, "a");
+  EXPECT_EQ(c.clusters[1].context, "b");
+  EXPECT_EQ(c.web.listen_address, "[::1]:9000");
+  EXPECT_EQ(c.interval, std::chrono::seconds(90));
+  ASSERT_EQ(c.targets.size(), 2u);
+  EXPECT_EQ(c.targets[0].kind, TargetPin::Kind::kPodPrefix);
+  EXPECT_EQ(c.targets[0].namespace_, "gpu-operator");
+  EXPECT_EQ(c.targets[0].name, "nvidia-dcgm-exporter");
+  EXPECT_EQ(c.targets[0].port, 9400);
+  EXPECT_EQ(c.targets[1].kind, TargetPin::Kind::kService);
+  EXPECT_EQ(c.targets[1].name, "prometheus-k8s");
+  EXPECT_EQ(c.targets[1].port, 9090);
+  EXPECT_TRUE(c.once);
+  EXPECT_EQ(c.log_level, log::Level::kDebug);
+  EXPECT_EQ(c.state_file, "/tmp/s");
+}
+
+TEST(AppOptions, HelpAndVersionSwitches) {
+  EXPECT_TRUE(Flags({"--help"}).help);
+  EXPECT_TRUE(Flags({"-h"}).help);
+  EXPECT_TRUE(Flags({"--version"}).version);
+  EXPECT_FALSE(Flags({}).help);
+}
+
+TEST(AppOptions, BadFlagsKeepBoostMessageNamingTheFlag) {
+  auto unknown = ParseCommandLine({"--bogus"});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_THAT(unknown.error().message, HasSubstr("--bogus"));
+  auto missing = ParseCommandLine({"--interval"});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.error().message, HasSubstr("interval"));
+  // No abbreviations: "--int" must not silently become --interval.
+  auto guess = ParseCommandLine({"--int", "5s"});
+  ASSERT_FALSE(guess.ok());
+  EXPECT_THAT(guess.error().message, HasSubstr("--int"));
+  auto twice = ParseCommandLine({"--interval", "5s", "--interval", "6s"});
+  ASSERT_FALSE(twice.ok());
+  EXPECT_FALSE(ParseCommandLine({"stray"}).ok());
+}
+
+TEST(AppOptions, BadFlagValuesNameTheFlag) {
+  auto err = [](std::vector<std::string> args) {
+    auto c = LoadConfig(Flags(std::move(args)), "", "");
+    EXPECT_FALSE(c.ok());
+    return c.ok() ? "" : c.error().message;
+  };
+  EXPECT_THAT(err({"--interval", "20"}),
+              StartsWith("--interval: invalid duration \"20\": missing unit"));
+  EXPECT_THAT(err({"--interval", "0s"}), StartsWith("--interval: "));
+  EXPECT_THAT(err({"--log.level", "loud"}), StartsWith("--log.level: unknown level \"loud\""));
+  EXPECT_THAT(err({"--target", "nope"}), StartsWith("--target: invalid target \"nope\""));
+  EXPECT_THAT(err({"--target", "ns/pod:99999"}), StartsWith("--target: "));
+  EXPECT_THAT(err({"--web.listen-address", "9787"}), StartsWith("--web.listen-address: "));
+  EXPECT_THAT(err({"--context", "a", "--context", "a"}), HasSubstr("\"a\" is used twice"));
+}
+
+TEST(AppOptions, HelpTextTeaches) {
+  std::string h = HelpText();
+  for (const char* flag :
+       {"--kubeconfig", "--context", "--config.file", "--web.listen-address", "--interval",
+        "--target", "--once", "--log.level", "--state.file", "--version", "--help"})
+    EXPECT_THAT(h, HasSubstr(flag));
+  EXPECT_THAT(h, HasSubstr("127.0.0.1:9787"));
+  EXPECT_THAT(h, HasSubstr("20s"));
+  EXPECT_THAT(h, HasSubstr("config/gpuattr.example.yaml"));
+  EXPECT_THAT(h, HasSubstr("Exit codes"));
+}
+
+// --- precedence ---------------------------------------------------------------------------------
+
+TEST(AppConfig, FileOverridesDefaultsAndFlagsOverrideFile) {
+  const char* file = R"(
+interval: 45s
+web: {listen_address: "0.0.0.0:9100"}
+log: {level: warn}
+state_file: /var/lib/gpuattr.state
+targets: [a/b:1]
+clusters:
+  - context: kind-gpu
+    name: lab
+  - prod
+)";
+  Config from_file = MustLoad({}, file);
+  EXPECT_EQ(from_file.interval, std::chrono::seconds(45));
+  EXPECT_EQ(from_file.web.listen_address, "0.0.0.0:9100");
+  EXPECT_EQ(from_file.log_level, log::Level::kWarn);
+  EXPECT_EQ(from_file.state_file, "/var/lib/gpuattr.state");
+  ASSERT_EQ(from_file.clusters.size(), 2u);
+  EXPECT_EQ(from_file.clusters[0].Label(), "lab");
+  EXPECT_EQ(from_file.clusters[1].Label(), "prod");
+  ASSERT_EQ(from_file.targets.size(), 1u);
+
+  Config flags_win =
+      MustLoad(Flags({"--interval", "5s", "--log.level", "error", "--web.listen-address",
+                      "127.0.0.1:1", "--context", "kind-gpu", "--target", "x/y:2"}),
+               file);
+  EXPECT_EQ(flags_win.interval, std::chrono::seconds(5));
+  EXPECT_EQ(flags_win.log_level, log::Level::kError);
+  EXPECT_EQ(flags_win.web.listen_address, "127.0.0.1:1");
+  EXPECT_EQ(flags_win.state_file, "/var/lib/gpuattr.state");  // not given as a flag: file value
+  ASSERT_EQ(flags_win.clusters.size(), 1u);                   // --context replaces the list ...
+  EXPECT_EQ(flags_win.clusters[0].Label(), "lab");  // ... but keeps the file's name for it
+  ASSERT_EQ(flags_win.targets.size(), 1u);
+  EXPECT_EQ(flags_win.targets[0].text, "x/y:2");
+}
+
+TEST(AppConfig, EveryKeyOfTheFileIsRead) {
+  Config c = MustLoad({}, R"(
+kubeconfig: /home/me/.kube/lab
+web:
+  tls: {cert_file: c.pem, key_file: k.pem}
+  basic_auth:
+    users:
+      - {username: prom, password_file: /p}
+scrape: {concurrency: 3, timeout: 2s, max_body_bytes: 1GiB}
+idle: {utilization_below: 0.1, memory_at_least: 1GB}
+discovery: {cache: 30s, not_inference_cache: 5m, error_cache: 1m}
+)");
+  EXPECT_EQ(c.kubeconfig, "/home/me/.kube/lab");
+  EXPECT_EQ(c.web.tls_cert_file, "c.pem");
+  EXPECT_EQ(c.web.tls_key_file, "k.pem");
+  ASSERT_EQ(c.web.basic_auth_users.size(), 1u);
+  EXPECT_EQ(c.web.basic_auth_users[0].username, "prom");
+  EXPECT_EQ(c.web.basic_auth_users[0].password_file, "/p");
+  EXPECT_EQ(c.scrape.concurrency, 3);
+  EXPECT_EQ(c.scrape.timeout, std::chrono::seconds(2));
+  EXPECT_EQ(c.scrape.max_body_bytes, 1ull << 30);
+  EXPECT_DOUBLE_EQ(c.idle.utilization_below, 0.1);
+  EXPECT_EQ(c.idle.memory_at_least_bytes, 1'000'000'000u);
+  EXPECT_EQ(c.discovery.cache, std::chrono::seconds(30));
+  EXPECT_EQ(c.discovery.not_inference_cache, std::chrono::minutes(5));
+  EXPECT_EQ(c.discovery.error_cache, std::chrono::minutes(1));
+}
+
+TEST(AppConfig, EmptyFileAndNullSectionsKeepDefaults) {
+  Config defaults = MustLoad({}, "");
+  EXPECT_EQ(MustLoad({}, "\n# only a comment\n"), defaults);
+  Config nulls = MustLoad({}, "web:\nscrape:\nclusters:\ninterval: ~\n");
+  nulls.config_file = defaults.config_file;
+  EXPECT_EQ(nulls, defaults);
+}
+
+// --- bad file values: "FILE: KEY: problem" -------------------------------------------------------
+
+TEST(AppConfig, BadValuesNameFileAndKey) {
+  EXPECT_THAT(LoadError("scrape:\n  timeout: 15\n"),
+              StartsWith("config.yaml: scrape.timeout: invalid duration \"15\": missing unit"));
+  EXPECT_THAT(LoadError("interval: soon\n"), StartsWith("config.yaml: interval: invalid duration"));
+  EXPECT_THAT(LoadError("interval: 0s\n"), StartsWith("config.yaml: interval: "));
+  EXPECT_THAT(LoadError("scrape: {concurrency: many}\n"),
+              StartsWith("config.yaml: scrape.concurrency: invalid integer \"many\""));
+  EXPECT_THAT(LoadError("scrape: {concurrency: 0}\n"),
+              StartsWith("config.yaml: scrape.concurrency: 0 is out of range"));
+  EXPECT_THAT(LoadError("scrape: {max_body_bytes: 64 furlongs}\n"),
+              StartsWith("config.yaml: scrape.max_body_bytes: invalid size"));
+  EXPECT_THAT(LoadError("scrape: {max_body_bytes: 0}\n"),
+              StartsWith("config.yaml: scrape.max_body_bytes: "));
+  EXPECT_THAT(LoadError("idle: {utilization_below: 5}\n"),
+              StartsWith("config.yaml: idle.utilization_below: 5 is not a ratio"));
+  EXPECT_THAT(LoadError("idle: {memory_at_least: lots}\n"),
+              StartsWith("config.yaml: idle.memory_at_least: invalid size"));
+  EXPECT_THAT(LoadError("discovery: {cache: 1}\n"),
+              StartsWith("config.yaml: discovery.cache: invalid duration"));
+  EXPECT_THAT(LoadError("discovery: {not_inference_cache: x}\n"),
+              StartsWith("config.yaml: discovery.not_inference_cache: "));
+  EXPECT_THAT(LoadError("discovery: {error_cache: -1s}\n"),
+              StartsWith("config.yaml: discovery.error_cache: "));
+  EXPECT_THAT(LoadError("log: {level: chatty}\n"),
+              StartsWith("config.yaml: log.level: unknown level \"chatty\""));
+  EXPECT_THAT(LoadError("web: {listen_address: localhost}\n"),
+              StartsWith("config.yaml: web.listen_address: invalid listen address"));
+  EXPECT_THAT(LoadError("web: {tls: {cert_file: c.pem}}\n"),
+              StartsWith("config.yaml: web.tls: set both"));
+  EXPECT_THAT(LoadError("web: {basic_auth: {users: [{username: a}]}}\n"),
+              StartsWith("config.yaml: web.basic_auth.users[0].password_file: missing"));
+  EXPECT_THAT(LoadError("web: {basic_auth: {users: [{username: 'a:b', password_file: p}]}}\n"),
+              StartsWith("config.yaml: web.basic_auth.users[0].username: "));
+  EXPECT_THAT(LoadError("targets: [gpu-operator/dcgm]\n"),
+              StartsWith("config.yaml: targets[0]: invalid target \"gpu-operator/dcgm\""));
+  EXPECT_THAT(LoadError("targets: [a/b/c/d:1]\n"), StartsWith("config.yaml: targets[0]: "));
+  EXPECT_THAT(LoadError("targets: a/b:1\n"), StartsWith("config.yaml: targets: expected a list"));
+  EXPECT_THAT(LoadError("clusters: [{name: x}]\n"),
+              StartsWith("config.yaml: clusters[0].context: missing"));
+  EXPECT_THAT(LoadError("clusters: [{context: a, name: x}, {context: b, name: x}]\n"),
+              HasSubstr("\"x\" is used twice"));
+  EXPECT_THAT(LoadError("interval: [20s]\n"),
+              StartsWith("config.yaml: interval: expected a single value"));
+  EXPECT_THAT(LoadError("scrape: 8\n"), StartsWith("config.yaml: scrape: expected a mapping"));
+  EXPECT_THAT(LoadError("- a\n- b\n"), StartsWith("config.yaml: (top level): expected a mapping"));
+}
+
+TEST(AppConfig, UnknownKeysAreErrorsAtEveryLevel) {
+  EXPECT_THAT(LoadError("intervall: 20s\n"),
+              StartsWith("config.yaml: intervall: unknown key (known keys here: "));
+  EXPECT_THAT(LoadError("scrape: {timout: 1s}\n"),
+              StartsWith("config.yaml: scrape.timout: unknown key"));
+  EXPECT_THAT(LoadError("web: {tls: {cert: x}}\n"),
+              StartsWith("config.yaml: web.tls.cert: unknown key"));
+  EXPECT_THAT(LoadError("clusters: [{context: a, label: b}]\n"),
+              StartsWith("config.yaml: clusters[0].label: unknown key"));
+  EXPECT_THAT(LoadError("web: {basic_auth: {users: [{username: a, password: b}]}}\n"),
+              StartsWith("config.yaml: web.basic_auth.users[0].password: unknown key"));
+}
+
+TEST(AppConfig, SyntaxErrorNamesFileAndLine) {
+  EXPECT_THAT(LoadError("web:\n  listen_address: [unclosed\n"), StartsWith("config.yaml:"));
+  EXPECT_THAT(LoadError("web:\n  listen_address: [unclosed\n"), HasSubstr("invalid YAML"));
+}
+
+TEST(AppConfig, UnreadableFileIsNamed) {
+  CommandLine f;
+  f.config_file = "/nonexistent/gpuattr.yaml";
+  auto c = LoadConfigFromFlags(f);
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.error().message, HasSubstr("/nonexistent/gpuattr.yaml"));
+  EXPECT_THAT(c.error().message, StartsWith("--config.file: "));
+}
+
+// --- the example file is honest ------------------------------------------------------------------
+
+std::filesystem::path ExamplePath() {
+  return gpuattr::testing::SourceDir() / "config" / "gpuattr.example.yaml";
+}
+
+TEST(AppConfig, ExampleFileParsesAndEqualsTheDefaults) {
+  CommandLine f;
+  f.config_file = ExamplePath().string();
+  auto example = LoadConfigFromFlags(f);
+  ASSERT_TRUE(example.ok()) << example.error().message;
+  Config defaults = MustLoad({}, "");
+  example->config_file.clear();
+  defaults.config_file.clear();
+  EXPECT_EQ(*example, defaults);
+}
+
+// Every key the loader accepts at every mapping level appears in the example file.
+TEST(AppConfig, ExampleFileDocumentsEveryKey) {
+  YAML::Node example = YAML::LoadFile(ExamplePath().string());
+  const std::vector<std::string> levels = {"",    "web",    "web.tls", "web.basic_auth",
+                                           "log", "scrape", "idle",    "discovery"};
+  for (const std::string& level : levels) {
+    // Ask the loader which keys it knows at this level, through its unknown-key message.
+    std::string yaml, indent;
+    std::vector<std::string> parts;
+    for (size_t s = 0, e; !level.empty() && s <= level.size(); s = e + 1) {
+      e = level.find('.', s);
+      if (e == std::string::npos) e = level.size();
+      parts.push_back(level.substr(s, e - s));
+    }
+    for (const auto& p : parts) {
+      yaml += indent + p + ":\n";
+      indent += "  ";
+    }
+    yaml += indent + "no_such_key_xyz: 1\n";
+    std::string msg = LoadError(yaml);
+    auto open = msg.find("(known keys here: ");
+    ASSERT_NE(open, std::string::npos) << msg;
+    std::string list = msg.substr(open + 18, msg.rfind(')') - open - 18);
+    YAML::Node node = example;
+    for (const auto& p : parts) node.reset(node[p]);  // (operator= would assign through)
+    ASSERT_TRUE(node.IsMap()) << "example lacks section " << level;
+    size_t start = 0;
+    while (start < list.size()) {
+      size_t comma = list.find(", ", start);
+      std::string key =
+          list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      EXPECT_TRUE(node[key].IsDefined()) << "config/gpuattr.example.yaml does not document "
+                                         << (level.empty() ? "" : level + ".") << key;
+      if (comma == std::string::npos) break;
+      start = comma + 2;
+    }
+  }
+}
+
+// --- building blocks ----------------------------------------------------------------------------
+
+TEST(AppConfig, ByteSizes) {
+  EXPECT_EQ(*ParseByteSize("64MiB"), 64ull << 20);
+  EXPECT_EQ(*ParseByteSize("1GiB"), 1ull << 30);
+  EXPECT_EQ(*ParseByteSize("512KiB"), 512ull << 10);
+  EXPECT_EQ(*ParseByteSize("1000"), 1000u);
+  EXPECT_EQ(*ParseByteSize("2 MB"), 2'000'000u);
+  EXPECT_FALSE(ParseByteSize("MiB").ok());
+  EXPECT_FALSE(ParseByteSize("1.5GiB").ok());
+  EXPECT_FALSE(ParseByteSize("99999999999999999999GiB").ok());
+  EXPECT_FALSE(ParseByteSize("20000000000GiB").ok());  // overflows 64 bits
+}
+
+TEST(AppConfig, ListenAddresses) {
+  auto v4 = ParseListenAddress("127.0.0.1:9787");
+  ASSERT_TRUE(v4.ok());
+  EXPECT_EQ(v4->host, "127.0.0.1");
+  EXPECT_EQ(v4->port, 9787);
+  auto v6 = ParseListenAddress("[::1]:0");
+  ASSERT_TRUE(v6.ok());
+  EXPECT_EQ(v6->host, "::1");
+  EXPECT_EQ(v6->port, 0);
+  auto any = ParseListenAddress(":9787");
+  ASSERT_TRUE(any.ok());
+  EXPECT_EQ(any->host, "0.0.0.0");
+  EXPECT_FALSE(ParseListenAddress("::1:9787").ok());
+  EXPECT_FALSE(ParseListenAddress("host:http").ok());
+  EXPECT_FALSE(ParseListenAddress("host:70000").ok());
+}
+
+TEST(AppConfig, TargetPins) {
+  auto pod = ParseTargetPin("gpu-operator/nvidia-dcgm-exporter:9400");
+  ASSERT_TRUE(pod.ok());
+  EXPECT_EQ(pod->kind, TargetPin::Kind::kPodPrefix);
+  auto svc = ParseTargetPin("monitoring/svc/vmselect:8481");
+  ASSERT_TRUE(svc.ok());
+  EXPECT_EQ(svc->kind, TargetPin::Kind::kService);
+  EXPECT_EQ(svc->namespace_, "monitoring");
+  EXPECT_EQ(svc->name, "vmselect");
+  EXPECT_EQ(svc->port, 8481);
+  for (const char* bad : {"", "ns", "ns/pod", "ns/pod:", "ns/pod:0", "ns/pod:x", "/pod:1", "ns/:1",
+                          "ns/service/name:1", "ns/svc/:1", "ns/p d:1"})
+    EXPECT_FALSE(ParseTargetPin(bad).ok()) << bad;
+}
+
+}  // namespace
+}  // namespace gpuattr::app
