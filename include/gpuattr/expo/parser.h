@@ -1,7 +1,15 @@
 // Prometheus text exposition (0.0.4, tolerant of OpenMetrics text) parsed into views over the body.
 //
 // The body must outlive the Exposition: names and label values are string_views into it, except
-// label values that contained escapes, which point into Exposition-owned storage.
+// values (and quoted UTF-8 names) that contained escapes, which point into Exposition::unescaped.
+// Moving an Exposition keeps those views valid; copying one does not (copy the body and re-parse).
+//
+// Accepted: HELP/TYPE/UNIT lines, `# EOF` and other comments, label sets with optional blanks and a
+// trailing comma, Prometheus 3 quoted names (`{"a.b",c="d"}`), escapes \\ \" \n in quoted strings
+// (other escapes are kept verbatim), values as Go's ParseFloat reads them in practice (`NaN`,
+// `+Inf`,
+// `-Inf`, `Inf`, `1e3`, `.5`), an optional timestamp (checked, then ignored), an OpenMetrics
+// exemplar after ` # ` (ignored), CRLF line ends and a last line without a newline.
 #pragma once
 
 #include <cstddef>
@@ -48,7 +56,12 @@ struct TypeDecl {
 struct ParseError {
   uint32_t line = 0;  // 1-based
   std::string reason;
+
+  std::string Describe() const;  // "line 12: missing value"
 };
+
+// "counter", "gauge", ... as written in a TYPE line ("unknown" for kUnknown).
+std::string_view MetricTypeName(MetricType type);
 
 struct Limits {
   size_t max_body_bytes = 64u << 20;

@@ -1,0 +1,23 @@
+// What kind of exporter produced a /metrics body, judged by content (DESIGN section 4).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace gpuattr::sources {
+
+enum class BodyKind { kUnrecognised, kProcess, kDcgm, kVllm, kSglang };
+std::string_view BodyKindName(BodyKind kind);  // "unrecognised", "process", "dcgm", ...
+
+struct Classification {
+  BodyKind kind = BodyKind::kUnrecognised;
+  // Why: the metric that decided ("gpu_process_memory_bytes"), or for an unrecognised body what
+  // it held instead (its first non-comment line, truncated to ~80 printable characters).
+  std::string reason;
+};
+
+// Precedence: gpu_process_memory_bytes → process; DCGM_FI_DEV_*/DCGM_FI_PROF_* (any case) or a
+// dcgm-exporter 1.x name → dcgm; vllm:* → vllm; sglang:* → sglang; else unrecognised.
+Classification ClassifyBody(std::string_view body);
+
+}  // namespace gpuattr::sources

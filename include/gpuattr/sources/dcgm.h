@@ -1,0 +1,16 @@
+// dcgm-exporter reader: parsed exposition → DcgmRecords in base units (DESIGN sections 3 and 5).
+//
+// Lines are grouped by their full identity (device key + pod labels incl. pod_uid and vgpu), so the
+// repeated device lines of time-sliced pods and dcgm-exporter's per-pod FB_USED/GPU_UTIL lines stay
+// separate records. Deciding which of them counts (max over repeats, per-pod values) is the
+// attribution's job, not this reader's.
+#pragma once
+
+#include "gpuattr/expo/parser.h"
+#include "gpuattr/sources/readings.h"
+
+namespace gpuattr::sources {
+
+DcgmReadings ReadDcgm(const expo::Exposition& exposition);
+
+}  // namespace gpuattr::sources

@@ -1,0 +1,152 @@
+#include "gpuattr/sources/dcgm.h"
+
+#include <charconv>
+#include <cmath>
+#include <string>
+#include <unordered_map>
+
+#include "family_tally.h"
+#include "gpuattr/sources/labels.h"
+
+namespace gpuattr::sources {
+namespace {
+
+std::string IdentityKey(const ResolvedLabels& l) {
+  std::string key;
+  key.reserve(128);
+  for (LabelKey k : {LabelKey::kHostname, LabelKey::kGpu, LabelKey::kUuid, LabelKey::kNamespace,
+                     LabelKey::kPod, LabelKey::kContainer, LabelKey::kPodUid, LabelKey::kVgpu}) {
+    AppendKeyPart(key, l.Get(k));
+  }
+  // "absent" and "0" are different instances: mark presence explicitly.
+  key.push_back(l.Has(LabelKey::kGpuInstance) ? 'i' : '-');
+  AppendKeyPart(key, l.Get(LabelKey::kGpuInstance));
+  return key;
+}
+
+void FillIfEmpty(std::string& slot, std::string_view value) {
+  if (slot.empty() && !value.empty()) slot.assign(value);
+}
+
+DcgmRecord NewRecord(const ResolvedLabels& l, uint32_t line) {
+  DcgmRecord r;
+  r.device.gpu = l.Get(LabelKey::kGpu);
+  if (l.Has(LabelKey::kGpuInstance))
+    r.device.gpu_instance = std::string(l.Get(LabelKey::kGpuInstance));
+  r.device.uuid = l.Get(LabelKey::kUuid);
+  r.device.hostname = l.Get(LabelKey::kHostname);
+  if (l.Has(LabelKey::kNamespace) || l.Has(LabelKey::kPod)) {
+    PodRef p;
+    p.namespace_ = l.Get(LabelKey::kNamespace);
+    p.pod = l.Get(LabelKey::kPod);
+    p.container = l.Get(LabelKey::kContainer);
+    p.pod_uid = l.Get(LabelKey::kPodUid);
+    p.vgpu = l.Get(LabelKey::kVgpu);
+    r.pod = std::move(p);
+  }
+  r.first_line = line;
+  return r;
+}
+
+// Attributes may be missing on some families (modelName is not on every line): take the first.
+void MergeAttributes(DcgmRecord& r, const ResolvedLabels& l) {
+  FillIfEmpty(r.device.mig_profile, l.Get(LabelKey::kMigProfile));
+  FillIfEmpty(r.device.model, l.Get(LabelKey::kModel));
+  FillIfEmpty(r.device.pci_bus_id, l.Get(LabelKey::kPciBusId));
+  FillIfEmpty(r.device.device, l.Get(LabelKey::kDevice));
+  FillIfEmpty(r.driver_version, l.Get(LabelKey::kDriverVersion));
+}
+
+std::optional<int> ParseInt(std::string_view s) {
+  int v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+DcgmReadings ReadDcgm(const expo::Exposition& exposition) {
+  DcgmReadings out;
+  ReadStats& stats = out.stats;
+  FamilyTally tally(stats);
+  std::unordered_map<std::string, size_t> index;  // identity key → records position
+
+  // Samples of one family are consecutive: look the name up once per run.
+  std::string_view last_name;
+  std::optional<DcgmFieldAlias> last_alias;
+  bool have_last = false;
+
+  for (const expo::Sample& s : exposition.samples) {
+    ++stats.samples;
+    if (!have_last || s.name != last_name) {
+      last_name = s.name;
+      last_alias = LookupDcgmField(s.name);
+      have_last = true;
+    }
+    if (!last_alias) {
+      if (IsDcgmFamily(s.name)) {
+        tally.Ignored(s.name);
+      } else {
+        tally.Unknown(s.name);
+      }
+      continue;
+    }
+    const DcgmFieldAlias& alias = *last_alias;
+    ResolvedLabels labels(exposition.LabelsOf(s));
+    if (!labels.Has(LabelKey::kGpu) && !labels.Has(LabelKey::kUuid)) {
+      ++stats.unkeyed_samples;
+      continue;
+    }
+
+    // Every key seen on any line is a device, whichever field (or value) the line carries.
+    std::string key = IdentityKey(labels);
+    auto [it, inserted] = index.try_emplace(std::move(key), out.records.size());
+    if (inserted) out.records.push_back(NewRecord(labels, s.line));
+    DcgmRecord& rec = out.records[it->second];
+    MergeAttributes(rec, labels);
+
+    if (!std::isfinite(s.value)) {
+      ++stats.invalid_values;
+      continue;
+    }
+    const double value = ToBaseUnit(alias.unit, s.value);
+
+    if (alias.field == DcgmField::kXidErrorsCount) {
+      // dcgm-exporter emits one 0-valued line without `xid` when there were none.
+      if (!labels.Has(LabelKey::kXid)) continue;
+      auto xid = ParseInt(labels.Get(LabelKey::kXid));
+      if (!xid) {
+        ++stats.invalid_values;
+        continue;
+      }
+      if (!rec.xid_error_counts.emplace(*xid, value).second) {
+        ++stats.duplicate_samples;
+        continue;
+      }
+      ++stats.samples_used;
+      continue;
+    }
+
+    std::optional<double>* slot = rec.values.Slot(alias.field);
+    if (alias.field == DcgmField::kHealthStatus) {
+      // One line per health watch (subsystem): keep the worst.
+      if (!*slot || value > **slot) *slot = value;
+      ++stats.samples_used;
+      continue;
+    }
+    if (slot->has_value()) {
+      ++stats.duplicate_samples;
+      continue;
+    }
+    *slot = value;
+    ++stats.samples_used;
+    if (alias.field == DcgmField::kLastXid) {
+      FillIfEmpty(rec.xid_err_code, labels.Get(LabelKey::kErrCode));
+      FillIfEmpty(rec.xid_err_msg, labels.Get(LabelKey::kErrMsg));
+    }
+  }
+  return out;
+}
+
+}  // namespace gpuattr::sources

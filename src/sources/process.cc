@@ -1,0 +1,117 @@
+#include "gpuattr/sources/process.h"
+
+#include <cmath>
+#include <string>
+#include <unordered_map>
+
+#include "family_tally.h"
+#include "gpuattr/sources/labels.h"
+
+namespace gpuattr::sources {
+namespace {
+
+bool IsProcessLevel(ProcessMetric m) {
+  return m == ProcessMetric::kProcessMemory || m == ProcessMetric::kProcessUtilization;
+}
+
+std::optional<double>* ProcessSlot(ProcessReading& p, ProcessMetric m) {
+  return m == ProcessMetric::kProcessMemory ? &p.memory_bytes : &p.utilization;
+}
+
+std::optional<double>* DeviceSlot(ProcessDeviceReading& d, ProcessMetric m) {
+  switch (m) {
+    case ProcessMetric::kDeviceMemoryTotal:
+      return &d.memory_total_bytes;
+    case ProcessMetric::kDeviceUtilization:
+      return &d.utilization;
+    case ProcessMetric::kDevicePower:
+      return &d.power_watts;
+    case ProcessMetric::kDeviceTemperature:
+      return &d.temperature_celsius;
+    case ProcessMetric::kProcessMemory:
+    case ProcessMetric::kProcessUtilization:
+      break;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+ProcessReadings ReadProcess(const expo::Exposition& exposition) {
+  ProcessReadings out;
+  ReadStats& stats = out.stats;
+  FamilyTally tally(stats);
+  std::unordered_map<std::string, size_t> process_index;
+  std::unordered_map<std::string, size_t> device_index;
+
+  for (const expo::Sample& s : exposition.samples) {
+    ++stats.samples;
+    auto alias = LookupProcessMetric(s.name);
+    if (!alias) {
+      if (s.name.starts_with("gpu_")) {
+        tally.Ignored(s.name);
+      } else {
+        tally.Unknown(s.name);
+      }
+      continue;
+    }
+    ResolvedLabels labels(exposition.LabelsOf(s));
+    // The per-process exporters key devices by lower-case `uuid`; `gpu` alone still names a card.
+    if (!labels.Has(LabelKey::kUuid) && !labels.Has(LabelKey::kGpu)) {
+      ++stats.unkeyed_samples;
+      continue;
+    }
+
+    std::optional<double>* slot = nullptr;
+    std::string key;
+    AppendKeyPart(key, labels.Get(LabelKey::kUuid));
+    AppendKeyPart(key, labels.Get(LabelKey::kGpu));
+    if (IsProcessLevel(alias->metric)) {
+      for (LabelKey k :
+           {LabelKey::kNamespace, LabelKey::kPod, LabelKey::kContainer, LabelKey::kPid}) {
+        AppendKeyPart(key, labels.Get(k));
+      }
+      auto [it, inserted] = process_index.try_emplace(std::move(key), out.processes.size());
+      if (inserted) {
+        ProcessReading p;
+        if (labels.Has(LabelKey::kNamespace) || labels.Has(LabelKey::kPod)) {
+          PodRef pod;
+          pod.namespace_ = labels.Get(LabelKey::kNamespace);
+          pod.pod = labels.Get(LabelKey::kPod);
+          pod.container = labels.Get(LabelKey::kContainer);
+          p.pod = std::move(pod);
+        }
+        p.uuid = labels.Get(LabelKey::kUuid);
+        p.gpu = labels.Get(LabelKey::kGpu);
+        p.pid = labels.Get(LabelKey::kPid);
+        p.first_line = s.line;
+        out.processes.push_back(std::move(p));
+      }
+      slot = ProcessSlot(out.processes[it->second], alias->metric);
+    } else {
+      auto [it, inserted] = device_index.try_emplace(std::move(key), out.devices.size());
+      if (inserted) {
+        ProcessDeviceReading d;
+        d.uuid = labels.Get(LabelKey::kUuid);
+        d.gpu = labels.Get(LabelKey::kGpu);
+        d.first_line = s.line;
+        out.devices.push_back(std::move(d));
+      }
+      slot = DeviceSlot(out.devices[it->second], alias->metric);
+    }
+
+    if (!std::isfinite(s.value)) {
+      ++stats.invalid_values;
+      continue;
+    }
+    if (slot->has_value()) {
+      ++stats.duplicate_samples;
+      continue;
+    }
+    *slot = ToBaseUnit(alias->unit, s.value);
+    ++stats.samples_used;
+  }
+  return out;
+}
+
+}  // namespace gpuattr::sources
