@@ -1,0 +1,109 @@
+// Compact, plain records of the Kubernetes objects gpuattr reads: only the fields discovery and
+// attribution need (DESIGN sections 4, 5, 8), so that a 15,000-pod cluster stays small in memory.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpuattr::kube {
+
+// Extended resources only (everything except cpu, memory, ephemeral-storage, hugepages-*), in
+// whole units: "nvidia.com/gpu" → 1, "nvidia.com/mig-1g.10gb" → 7.
+using ResourceList = std::map<std::string, int64_t>;
+
+struct ContainerPort {
+  std::string name;  // may be empty
+  int32_t container_port = 0;
+};
+
+struct Container {
+  std::string name;
+  std::string image;
+  std::vector<ContainerPort> ports;
+  ResourceList requests;
+  ResourceList limits;
+  std::string restart_policy;  // init containers only: "Always" marks a sidecar; else empty
+
+  bool IsSidecar() const { return restart_policy == "Always"; }
+};
+
+// pod.spec.resourceClaims[] joined with status.resourceClaimStatuses[].
+struct PodResourceClaim {
+  std::string name;        // the pod-level name of the claim
+  std::string claim_name;  // the ResourceClaim object's name; empty until generated from a template
+};
+
+struct PodCondition {
+  bool present = false;
+  std::string status;  // "True", "False", "Unknown"
+  std::string reason;  // e.g. "Unschedulable"
+  std::string message;
+};
+
+struct Pod {
+  std::string namespace_;
+  std::string name;
+  std::string uid;
+  std::string resource_version;
+  std::string node_name;  // empty until scheduled
+  std::string phase;      // Pending, Running, Succeeded, Failed, Unknown
+  int64_t creation_unix = 0;
+  std::map<std::string, std::string> labels;
+  std::map<std::string, std::string> annotations;  // only prometheus.io/* ones are kept
+  std::vector<Container> containers;
+  std::vector<Container> init_containers;
+  bool all_containers_ready = false;  // every app container reports ready
+  std::vector<PodResourceClaim> resource_claims;
+  PodCondition scheduled;  // the PodScheduled condition
+
+  std::string Key() const { return namespace_ + "/" + name; }
+};
+
+struct Node {
+  std::string name;
+  std::string uid;
+  std::string resource_version;
+  std::map<std::string, std::string>
+      labels;  // all of them (gpu.replicas, mig.strategy, product, ...)
+  ResourceList capacity;
+  ResourceList allocatable;
+  bool unschedulable = false;
+
+  const std::string& Key() const { return name; }
+};
+
+struct ServicePort {
+  std::string name;
+  int32_t port = 0;
+};
+
+struct Service {
+  std::string namespace_;
+  std::string name;
+  std::string resource_version;
+  std::map<std::string, std::string> labels;
+  std::vector<ServicePort> ports;
+
+  std::string Key() const { return namespace_ + "/" + name; }
+};
+
+// An immutable view of one cluster's objects at one moment. `revision` grows with every change
+// the cache applied, so equal revisions mean equal contents.
+struct ClusterObjects {
+  uint64_t revision = 0;
+  std::map<std::string, Pod> pods;          // "namespace/name"
+  std::map<std::string, Node> nodes;        // name
+  std::map<std::string, Service> services;  // "namespace/name"
+
+  const Pod* FindPod(std::string_view ns, std::string_view name) const;
+  const Node* FindNode(std::string_view name) const;
+  const Service* FindService(std::string_view ns, std::string_view name) const;
+};
+
+// True for resources gpuattr keeps: not cpu, memory, ephemeral-storage, pods or hugepages-*.
+bool IsExtendedResource(std::string_view name);
+
+}  // namespace gpuattr::kube

@@ -1,0 +1,38 @@
+#include "gpuattr/kube/objects.h"
+
+namespace gpuattr::kube {
+namespace {
+
+template <typename Map>
+const typename Map::mapped_type* Find(const Map& m, const std::string& key) {
+  auto it = m.find(key);
+  return it == m.end() ? nullptr : &it->second;
+}
+
+std::string NsKey(std::string_view ns, std::string_view name) {
+  std::string key(ns);
+  key += '/';
+  key += name;
+  return key;
+}
+
+}  // namespace
+
+const Pod* ClusterObjects::FindPod(std::string_view ns, std::string_view name) const {
+  return Find(pods, NsKey(ns, name));
+}
+
+const Node* ClusterObjects::FindNode(std::string_view name) const {
+  return Find(nodes, std::string(name));
+}
+
+const Service* ClusterObjects::FindService(std::string_view ns, std::string_view name) const {
+  return Find(services, NsKey(ns, name));
+}
+
+bool IsExtendedResource(std::string_view name) {
+  return name != "cpu" && name != "memory" && name != "ephemeral-storage" && name != "pods" &&
+         name.substr(0, 10) != "hugepages-";
+}
+
+}  // namespace gpuattr::kube

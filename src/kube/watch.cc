@@ -1,0 +1,341 @@
+#include "gpuattr/kube/watch.h"
+
+#include "gpuattr/util/log.h"
+
+namespace gpuattr::kube {
+namespace {
+
+using nlohmann::json;
+
+std::string UrlEncode(std::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+std::string MetaString(const json& obj, const char* key) {
+  if (!obj.is_object()) return {};
+  auto meta = obj.find("metadata");
+  if (meta == obj.end() || !meta->is_object()) return {};
+  auto v = meta->find(key);
+  return v != meta->end() && v->is_string() ? v->get<std::string>() : std::string();
+}
+
+bool ParseEventType(std::string_view t, WatchEventType& out) {
+  if (t == "ADDED")
+    out = WatchEventType::kAdded;
+  else if (t == "MODIFIED")
+    out = WatchEventType::kModified;
+  else if (t == "DELETED")
+    out = WatchEventType::kDeleted;
+  else if (t == "BOOKMARK")
+    out = WatchEventType::kBookmark;
+  else if (t == "ERROR")
+    out = WatchEventType::kError;
+  else
+    return false;
+  return true;
+}
+
+// A watch ERROR event carries a metav1.Status: map its code like an HTTP status.
+Error StatusEventError(const json& status, const std::string& resource,
+                       const std::string& cluster) {
+  int code = 0;
+  std::string message;
+  if (status.is_object()) {
+    if (auto c = status.find("code"); c != status.end() && c->is_number_integer())
+      code = c->get<int>();
+    if (auto m = status.find("message"); m != status.end() && m->is_string())
+      message = m->get<std::string>();
+  }
+  ErrorCode ec = code == 410   ? ErrorCode::kGone
+                 : code == 403 ? ErrorCode::kPermissionDenied
+                 : code == 401 ? ErrorCode::kUnauthenticated
+                 : code == 429 ? ErrorCode::kResourceExhausted
+                               : ErrorCode::kUnavailable;
+  return MakeError(ec, "watch " + resource + " on cluster \"" + cluster + "\": ERROR event (code " +
+                           std::to_string(code) + ")" + (message.empty() ? "" : ": " + message));
+}
+
+}  // namespace
+
+bool WatchStreamDecoder::Feed(std::string_view chunk, const EventFn& on_event) {
+  if (!error_.ok()) return false;
+  while (!chunk.empty()) {
+    size_t nl = chunk.find('\n');
+    if (nl == std::string_view::npos) {
+      if (buffer_.size() + chunk.size() > max_line_) {
+        error_ = MakeError(ErrorCode::kResourceExhausted,
+                           "watch event longer than " + std::to_string(max_line_) + " bytes");
+        return false;
+      }
+      buffer_.append(chunk);
+      return true;
+    }
+    bool more;
+    if (buffer_.empty()) {
+      more = DecodeLine(chunk.substr(0, nl), on_event);
+    } else {
+      buffer_.append(chunk.substr(0, nl));
+      std::string line = std::move(buffer_);
+      buffer_.clear();
+      more = DecodeLine(line, on_event);
+    }
+    chunk.remove_prefix(nl + 1);
+    if (!more) return false;
+  }
+  return true;
+}
+
+bool WatchStreamDecoder::Finish(const EventFn& on_event) {
+  if (!error_.ok()) return false;
+  std::string line = std::move(buffer_);
+  buffer_.clear();
+  return DecodeLine(line, on_event);
+}
+
+bool WatchStreamDecoder::DecodeLine(std::string_view line, const EventFn& on_event) {
+  while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
+  if (line.empty()) return true;
+  WatchEvent ev;
+  try {
+    json j = json::parse(line);
+    if (!j.is_object()) {
+      error_ = MakeError(ErrorCode::kInvalidArgument, "watch event is not a JSON object");
+      return false;
+    }
+    auto type = j.find("type");
+    if (type == j.end()) {
+      // A bare metav1.Status: the body of a watch that failed with a non-2xx status.
+      if (j.value("kind", "") != "Status") {
+        error_ = MakeError(ErrorCode::kInvalidArgument, "watch event without \"type\"");
+        return false;
+      }
+      ev.type = WatchEventType::kError;
+      ev.object = std::move(j);
+    } else {
+      if (!type->is_string()) {
+        error_ = MakeError(ErrorCode::kInvalidArgument, "watch event \"type\" is not a string");
+        return false;
+      }
+      if (!ParseEventType(type->get_ref<const std::string&>(), ev.type))
+        return true;  // unknown: skip
+      if (auto obj = j.find("object"); obj != j.end()) ev.object = std::move(*obj);
+    }
+  } catch (const std::exception& e) {
+    error_ =
+        MakeError(ErrorCode::kInvalidArgument, std::string("malformed watch event: ") + e.what());
+    return false;
+  }
+  return on_event(std::move(ev));
+}
+
+ListWatcher::ListWatcher(ApiClient& client, ResourceSpec spec, WatchTarget& target,
+                         WatchOptions options)
+    : client_(client), spec_(std::move(spec)), target_(target), options_(options) {
+  status_.resource = spec_.resource;
+}
+
+std::string ListWatcher::ListPath(std::string_view base, int limit, std::string_view cont) {
+  std::string path(base);
+  path += "?limit=" + std::to_string(limit);
+  if (!cont.empty()) path += "&continue=" + UrlEncode(cont);
+  return path;
+}
+
+std::string ListWatcher::WatchPath(std::string_view base, std::string_view rv,
+                                   std::chrono::seconds timeout) {
+  std::string path(base);
+  path += "?watch=1&allowWatchBookmarks=true";
+  if (!rv.empty()) path += "&resourceVersion=" + UrlEncode(rv);
+  path += "&timeoutSeconds=" + std::to_string(timeout.count());
+  return path;
+}
+
+WatchStatus ListWatcher::status() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return status_;
+}
+
+void ListWatcher::SetError(const Status& s) {
+  std::lock_guard<std::mutex> lock(mu_);
+  status_.last_error = s.ok() ? std::string() : s.message();
+  status_.last_error_code = s.ok() ? ErrorCode::kInternal : s.code();
+}
+
+void ListWatcher::Run(const StopSignal& stop) {
+  Backoff backoff(options_.backoff, client_.options().random);
+  Clock& clock = client_.clock();
+  bool need_list = true;
+  while (!stop.stopped()) {
+    if (need_list) {
+      Status s = List(stop);
+      if (stop.stopped()) break;
+      if (!s.ok()) {
+        SetError(s);
+        log::Warn("list failed", {{"cluster", client_.ClusterName()},
+                                  {"resource", spec_.resource},
+                                  {"error", s.message()}});
+        clock.SleepFor(backoff.Next(), &stop);
+        continue;
+      }
+      need_list = false;
+      backoff.Reset();
+      SetError(Status::Ok());
+      if (on_synced_) on_synced_();
+    }
+    bool got_events = false;
+    Status s = Watch(stop, got_events);
+    if (stop.stopped()) break;
+    if (s.ok()) {
+      SetError(Status::Ok());
+      if (got_events) {
+        backoff.Reset();
+      } else {
+        // An empty stream that ends at once must not become a tight loop of WATCH requests.
+        clock.SleepFor(backoff.Next(), &stop);
+      }
+      continue;
+    }
+    if (s.code() == ErrorCode::kGone) {
+      log::Info("watch expired, relisting",
+                {{"cluster", client_.ClusterName()}, {"resource", spec_.resource}});
+      need_list = true;
+      continue;
+    }
+    SetError(s);
+    log::Warn(
+        "watch failed",
+        {{"cluster", client_.ClusterName()}, {"resource", spec_.resource}, {"error", s.message()}});
+    clock.SleepFor(backoff.Next(), &stop);
+  }
+}
+
+Status ListWatcher::List(const StopSignal& stop) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++status_.lists;
+  }
+  target_.BeginList();
+  std::string cont;
+  std::string rv;
+  uint64_t decode_errors = 0;
+  constexpr int kMaxPages = 100000;  // a bound, far beyond any real cluster
+  for (int page = 0;; ++page) {
+    if (page >= kMaxPages) {
+      target_.EndList(false);
+      return MakeError(ErrorCode::kInternal, "list " + spec_.resource + ": too many pages");
+    }
+    GetOptions opts;
+    opts.timeout = options_.list_timeout;
+    opts.stop = &stop;
+    auto r = client_.Get(ListPath(spec_.list_path, options_.page_limit, cont), opts);
+    if (!r.ok()) {
+      target_.EndList(false);
+      return r.error();
+    }
+    try {
+      json body = json::parse(r->body);
+      if (!body.is_object()) throw std::runtime_error("not a JSON object");
+      auto items = body.find("items");
+      if (items != body.end() && !items->is_null()) {
+        if (!items->is_array()) throw std::runtime_error("\"items\" is not an array");
+        for (const json& item : *items) {
+          Status s = target_.AddListed(item);
+          if (!s.ok()) {
+            if (decode_errors++ == 0) {
+              log::Warn("skipping object",
+                        {{"cluster", client_.ClusterName()}, {"error", s.message()}});
+            }
+            SetError(s);
+          }
+        }
+      }
+      rv = MetaString(body, "resourceVersion");
+      cont = MetaString(body, "continue");
+    } catch (const std::exception& e) {
+      target_.EndList(false);
+      return MakeError(ErrorCode::kInvalidArgument, "list " + spec_.resource + " on cluster \"" +
+                                                        client_.ClusterName() +
+                                                        "\": malformed response: " + e.what());
+    }
+    if (cont.empty()) break;
+    if (stop.stopped()) {
+      target_.EndList(false);
+      return MakeError(ErrorCode::kUnavailable, "stopped");
+    }
+  }
+  target_.EndList(true);
+  rv_ = rv;
+  std::lock_guard<std::mutex> lock(mu_);
+  status_.synced = true;
+  status_.resource_version = rv;
+  status_.decode_errors += decode_errors;
+  status_.last_sync_unix =
+      std::chrono::duration_cast<std::chrono::seconds>(client_.clock().WallNow().time_since_epoch())
+          .count();
+  return Status::Ok();
+}
+
+Status ListWatcher::Watch(const StopSignal& stop, bool& got_events) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++status_.watches;
+  }
+  WatchStreamDecoder decoder;
+  Status event_error;
+  uint64_t decode_errors = 0;
+  const std::string cluster = client_.ClusterName();
+  auto on_event = [&](WatchEvent&& ev) -> bool {
+    if (ev.type == WatchEventType::kError) {
+      event_error = StatusEventError(ev.object, spec_.resource, cluster);
+      return false;
+    }
+    got_events = true;
+    if (ev.type != WatchEventType::kBookmark) {
+      Status s = target_.Apply(ev.type, ev.object);
+      if (!s.ok()) {
+        if (decode_errors++ == 0)
+          log::Warn("skipping object", {{"cluster", cluster}, {"error", s.message()}});
+        SetError(s);
+      }
+    }
+    std::string rv = MetaString(ev.object, "resourceVersion");
+    if (!rv.empty()) rv_ = std::move(rv);
+    return true;
+  };
+  ChunkSink sink = [&](std::string_view chunk) {
+    if (stop.stopped()) return false;
+    return decoder.Feed(chunk, on_event) && !stop.stopped();
+  };
+  GetOptions opts;
+  opts.timeout = options_.stream_timeout;
+  opts.stop = &stop;
+  auto r = client_.Stream(WatchPath(spec_.list_path, rv_, options_.watch_timeout), sink, opts);
+  if (r.ok() && event_error.ok() && decoder.error().ok() && !stop.stopped())
+    decoder.Finish(on_event);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    status_.decode_errors += decode_errors;
+    status_.resource_version = rv_;
+  }
+  if (stop.stopped()) return Status::Ok();
+  if (!event_error.ok()) return event_error;
+  if (!r.ok()) return r.error();
+  if (!decoder.error().ok()) {
+    return MakeError(decoder.error().code(), "watch " + spec_.resource + " on cluster \"" +
+                                                 cluster + "\": " + decoder.error().message());
+  }
+  return Status::Ok();
+}
+
+}  // namespace gpuattr::kube

@@ -1,0 +1,92 @@
+#include "gpuattr/util/clock.h"
+
+#include <thread>
+
+namespace gpuattr {
+
+void StopSignal::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopped_ = true;
+  }
+  cv_.notify_all();
+}
+
+bool StopSignal::stopped() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stopped_;
+}
+
+bool StopSignal::WaitFor(std::chrono::milliseconds d) const {
+  std::unique_lock<std::mutex> lock(mu_);
+  return cv_.wait_for(lock, d, [this] { return stopped_; });
+}
+
+std::chrono::steady_clock::time_point RealClock::Now() const {
+  return std::chrono::steady_clock::now();
+}
+
+std::chrono::system_clock::time_point RealClock::WallNow() const {
+  return std::chrono::system_clock::now();
+}
+
+bool RealClock::SleepFor(std::chrono::milliseconds d, const StopSignal* stop) {
+  if (stop != nullptr) return !stop->WaitFor(d);
+  std::this_thread::sleep_for(d);
+  return true;
+}
+
+Clock& SystemClock() {
+  static RealClock clock;
+  return clock;
+}
+
+FakeClock::FakeClock()
+    : now_(std::chrono::steady_clock::time_point{} + std::chrono::hours(24)),
+      wall_(std::chrono::system_clock::time_point{} + std::chrono::seconds(1'750'000'000)) {}
+
+std::chrono::steady_clock::time_point FakeClock::Now() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return now_;
+}
+
+std::chrono::system_clock::time_point FakeClock::WallNow() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return wall_;
+}
+
+bool FakeClock::SleepFor(std::chrono::milliseconds d, const StopSignal* stop) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (sleeps_.size() >= 10'000) sleeps_.erase(sleeps_.begin());
+    sleeps_.push_back(d);
+    now_ += d;
+    wall_ += d;
+  }
+  // Let other threads run: a retry loop on a fake clock must not starve the test thread.
+  std::this_thread::yield();
+  return stop == nullptr || !stop->stopped();
+}
+
+void FakeClock::Advance(std::chrono::milliseconds d) {
+  std::lock_guard<std::mutex> lock(mu_);
+  now_ += d;
+  wall_ += d;
+}
+
+void FakeClock::SetWallNow(std::chrono::system_clock::time_point t) {
+  std::lock_guard<std::mutex> lock(mu_);
+  wall_ = t;
+}
+
+std::vector<std::chrono::milliseconds> FakeClock::Sleeps() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return sleeps_;
+}
+
+void FakeClock::ClearSleeps() {
+  std::lock_guard<std::mutex> lock(mu_);
+  sleeps_.clear();
+}
+
+}  // namespace gpuattr
