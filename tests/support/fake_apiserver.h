@@ -1,0 +1,118 @@
+// A fake kube-apiserver for tests and demos: HTTPS on 127.0.0.1 with the test PKI, bearer-token
+// and client-certificate authentication, discovery, LIST with pagination, WATCH with bookmarks,
+// the pod and service proxies, fault injection, a request log and an in-process mutation API.
+// Everything it serves comes from a Scenario (support/scenario.h). Only GET is allowed, as for
+// gpuattr itself. Documentation: docs/fakeapi.md and fixtures/scenarios/README.md.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gpuattr/util/status.h"
+#include "support/scenario.h"
+#include "support/test_certs.h"
+
+namespace gpuattr::testing {
+
+struct FakeApiServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 0;  // 0: the OS picks one (see FakeApiServer::port())
+  // Accepted bearer tokens and the user each one authenticates as.
+  std::map<std::string, std::string> tokens = {{"gpuattr-test-token", "gpuattr-test"}};
+  std::optional<TestPki> pki;  // generated when absent; the client cert is accepted (user = its CN)
+  std::chrono::milliseconds bookmark_interval{1000};  // BOOKMARK cadence when a watch asks for them
+  std::chrono::seconds default_watch_timeout{1800};   // when the watch gives no timeoutSeconds
+  int threads = 64;                    // connections served at once (watches hold one)
+  int keep_alive_timeout_seconds = 2;  // also bounds how long Stop() waits for idle clients
+};
+
+struct RequestRecord {
+  std::string verb;      // list | watch | get | proxy | other (anything but GET)
+  std::string method;    // GET, POST, ...
+  std::string path;      // without the query
+  std::string query;     // raw query string
+  std::string resource;  // pods, nodes, services, resourceslices, resourceclaims, pods/proxy,
+                         // services/proxy; "" for discovery and unknown paths
+  std::string user;      // authenticated user, "" when none
+  int status = 0;        // HTTP status sent
+  std::string detail;    // e.g. "watch ERROR 410", "fault faults.yaml:3"
+  bool fault = false;    // a fault rule touched this request
+  std::chrono::system_clock::time_point time;  // arrival
+};
+
+struct KubeconfigOptions {
+  std::string context = "fake";
+  std::string token;  // "" = the first accepted token
+  bool cert_user =
+      true;  // also a user "<context>-cert" with the client certificate, and its context
+  std::string namespace_;  // context namespace ("" = none)
+};
+
+class FakeApiServer {
+ public:
+  explicit FakeApiServer(Scenario scenario, FakeApiServerOptions options = {});
+  ~FakeApiServer();  // Stop()s
+  FakeApiServer(const FakeApiServer&) = delete;
+  FakeApiServer& operator=(const FakeApiServer&) = delete;
+
+  // Binds, starts serving and starts the watch script. Ignores SIGPIPE for the whole process.
+  Status Start();
+  // Ends open watch streams and delays promptly, stops the listener and joins all threads.
+  void Stop();
+
+  int port() const;
+  std::string url() const;  // https://127.0.0.1:PORT
+  const TestPki& pki() const;
+  const Scenario& scenario() const;
+  // Writes a kubeconfig for this server (CA data, token user, optional client-cert user), mode
+  // 0600.
+  Status WriteKubeconfig(const std::filesystem::path& path,
+                         const KubeconfigOptions& opts = {}) const;
+
+  // ---- Request log (thread-safe).
+  std::vector<RequestRecord> Requests() const;
+  // Requests with this verb ("" = any) whose path starts with `path_prefix`.
+  size_t CountRequests(const std::string& verb, const std::string& path_prefix = "") const;
+  void ResetRequests();
+
+  // ---- In-process mutations (thread-safe). Each bumps the resourceVersion and emits a watch
+  // event. Adds or replaces an object (kind and metadata.name required; kind decides the resource).
+  Status Upsert(nlohmann::json object);
+  // Applies a JSON merge patch to an existing object (MODIFIED).
+  Status Patch(const std::string& resource, const std::string& ns, const std::string& name,
+               const nlohmann::json& merge_patch);
+  Status Delete(const std::string& resource, const std::string& ns, const std::string& name);
+  // The stored object with kind and apiVersion, or nullopt.
+  std::optional<nlohmann::json> Get(const std::string& resource, const std::string& ns,
+                                    const std::string& name) const;
+  uint64_t resource_version() const;
+  // Forgets the event history: watches and continue tokens older than now get 410.
+  void Compact();
+
+  // Replaces what the pod proxy serves for ns/pod:port (a sequence: served in turn, last repeated).
+  void SetExporterBodies(const std::string& ns, const std::string& pod, int port,
+                         std::vector<std::string> bodies);
+  void RemoveExporter(const std::string& ns, const std::string& pod, int port);  // then: 503
+  void SetPromAnswers(const std::string& ns, const std::string& service, const std::string& port,
+                      std::vector<PromAnswer> answers);
+  void AddFault(FaultRule rule);
+  void ClearFaults();
+
+  // Problems met while applying the watch script (e.g. a DELETED of an unknown object).
+  std::vector<std::string> ScriptErrors() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpuattr::testing
