@@ -1,6 +1,8 @@
 // Attribute(): the steps in order, then the maps become sorted vectors with indexes.
 #include "gpuattr/attribution/attribution.h"
 
+#include <algorithm>
+
 #include "gpuattr/attribution/work.h"
 
 namespace gpuattr::attribution {

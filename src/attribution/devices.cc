@@ -45,8 +45,8 @@ DeviceWork& DeviceFor(Work& work, const DeviceId& id, const CardKey& card, Tier 
 void BuildDcgmDevices(const std::string& node, const NodeReadings& readings, Work& work) {
   for (const sources::DcgmRecord* r : readings.dcgm) {
     DeviceId id{node, r->device.gpu, r->device.gpu_instance};
-    DeviceWork& d = DeviceFor(work, id, CardKeyOf(node, r->device.uuid, r->device.gpu),
-                              readings.tier);
+    DeviceWork& d =
+        DeviceFor(work, id, CardKeyOf(node, r->device.uuid, r->device.gpu), readings.tier);
     d.dcgm.push_back(r);
   }
   for (auto it = work.devices.lower_bound(DeviceId{node, "", std::nullopt});
@@ -107,7 +107,8 @@ void BuildProcessDevices(const std::string& node, const NodeReadings& readings, 
     DeviceWork& d =
         DeviceFor(work, id_of(p->gpu, p->uuid), CardKeyOf(node, p->uuid, p->gpu), readings.tier);
     FillIfEmpty(d.device.uuid, p->uuid);
-    if (!seen.emplace(p->pod.namespace_, p->pod.pod, p->pid, p->uuid, p->gpu).second) continue;
+    std::string ns = p->pod ? p->pod->namespace_ : "", pod = p->pod ? p->pod->pod : "";
+    if (!seen.emplace(ns, pod, p->pid, p->uuid, p->gpu).second) continue;
     AddInto(d.device.memory_used_bytes, p->memory_bytes);
   }
 }

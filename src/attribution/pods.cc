@@ -138,9 +138,9 @@ void ProcessPodLinks(const AttributionInput& input, const std::string& node,
   std::map<DeviceWork*, std::map<PodId, Usage>> by_device;
   std::set<std::tuple<std::string, std::string, std::string, std::string, std::string>> seen;
   for (const sources::ProcessReading* p : readings.processes) {
-    if (p->pod.pod.empty()) continue;  // not a pod's process: its memory stays unattributed
-    if (!seen.emplace(p->pod.namespace_, p->pod.pod, p->pid, p->uuid, p->gpu).second) continue;
-    PodId pod{p->pod.namespace_, p->pod.pod};
+    if (!p->pod || p->pod->pod.empty()) continue;  // no pod's process: stays unattributed
+    if (!seen.emplace(p->pod->namespace_, p->pod->pod, p->pid, p->uuid, p->gpu).second) continue;
+    PodId pod{p->pod->namespace_, p->pod->pod};
     DeviceWork* dw = nullptr;
     if (!readings.dcgm.empty()) {
       dw = DcgmDeviceForProcess(devices, *p);

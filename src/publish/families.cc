@@ -2,6 +2,11 @@
 
 #include <prometheus/text_serializer.h>
 
+#include "gpuattr/publish/devices.h"
+#include "gpuattr/publish/namespaces.h"
+#include "gpuattr/publish/node_power.h"
+#include "gpuattr/publish/pods.h"
+
 namespace gpuattr::publish {
 namespace {
 
@@ -9,6 +14,10 @@ namespace {
 // Pointers (not copies) keep this constant-initialised across translation units.
 constexpr const FamilyGroup* kGroups[] = {
     &kSelfMetricsGroup,
+    &kDevicesGroup,
+    &kPodsGroup,
+    &kNamespacesGroup,
+    &kNodePowerGroup,
 };
 
 }  // namespace

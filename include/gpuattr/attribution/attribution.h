@@ -36,7 +36,7 @@ struct ExporterReadings {
 };
 
 struct AttributionParams {
-  double idle_utilization_below = 0.05;                  // ratio
+  double idle_utilization_below = 0.05;                 // ratio
   double idle_memory_at_least_bytes = 256.0 * 1048576;  // 256 MiB
 };
 

@@ -61,8 +61,8 @@ struct Device {
   std::optional<double> temperature_celsius;
   double gpu_equivalents = 1;  // 1 for a whole GPU, g/Σg for a slice
 
-  std::optional<size_t> pods;             // pods attributed; unknown without pod information
-  std::vector<PodId> candidate_pods;      // dcgm without pod labels: GPU pods of the node
+  std::optional<size_t> pods;         // pods attributed; unknown without pod information
+  std::vector<PodId> candidate_pods;  // dcgm without pod labels: GPU pods of the node
 };
 
 // A physical GPU: node + parent UUID (else card index).
@@ -92,7 +92,7 @@ struct PodDevice {
 struct Pod {
   PodId id;
   std::string node;
-  Method method = Method::kDcgmPod;  // even_split when any of its devices was split evenly
+  Method method = Method::kDcgmPod;         // even_split when any of its devices was split evenly
   std::optional<double> utilization;        // process tier: max; dcgm: mean over devices
   std::optional<double> memory_used_bytes;  // Σ over its devices
   std::optional<double> memory_total_bytes;
@@ -100,14 +100,14 @@ struct Pod {
   size_t devices = 0;
   double gpu_equivalents = 0;
   bool unrequested_gpu_use = false;  // uses a GPU without requesting any GPU resource
-  std::optional<bool> idle;          // util < threshold and memory ≥ threshold; unknown if either is
+  std::optional<bool> idle;  // util < threshold and memory ≥ threshold; unknown if either is
 };
 
 struct Namespace {
   std::string name;
   size_t devices_in_use = 0;  // distinct devices its pods use
   double gpu_equivalents = 0;
-  size_t gpu_pods = 0;  // pods holding GPU resources, or seen on a device
+  size_t gpu_pods = 0;                // pods holding GPU resources, or seen on a device
   std::optional<double> utilization;  // GPU-equivalent-weighted mean of its pods
   std::optional<double> memory_used_bytes;
   std::optional<double> memory_idle_bytes;  // memory held by idle pods
@@ -124,9 +124,9 @@ struct NodePower {
 
 struct Attribution {
   std::string cluster;
-  std::vector<Device> devices;  // sorted by id
-  std::vector<Card> cards;      // sorted by (node, gpu, uuid)
-  std::vector<Pod> pods;        // sorted by id
+  std::vector<Device> devices;         // sorted by id
+  std::vector<Card> cards;             // sorted by (node, gpu, uuid)
+  std::vector<Pod> pods;               // sorted by id
   std::vector<PodDevice> pod_devices;  // sorted by (pod, device)
   std::vector<Namespace> namespaces;   // sorted by name
   std::vector<NodePower> nodes;        // sorted by name; nodes where a device was seen

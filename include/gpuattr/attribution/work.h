@@ -65,9 +65,9 @@ void BuildPodLinks(const AttributionInput& input, Work& work);
 void SummarisePods(const AttributionInput& input, Work& work);
 
 // namespaces.cc
-std::vector<Namespace> SummariseNamespaces(const AttributionInput& input,
-                                           const std::map<PodId, Pod>& pods,
-                                           const std::map<std::pair<PodId, DeviceId>, PodDevice>& links);
+std::vector<Namespace> SummariseNamespaces(
+    const AttributionInput& input, const std::map<PodId, Pod>& pods,
+    const std::map<std::pair<PodId, DeviceId>, PodDevice>& links);
 
 // Helpers shared by the steps.
 inline void MaxInto(std::optional<double>& dst, const std::optional<double>& src) {

@@ -5,10 +5,15 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
+
+namespace gpuattr::attribution {
+struct Attribution;  // attribution/types.h
+}  // namespace gpuattr::attribution
 
 namespace gpuattr::publish {
 
@@ -32,6 +37,8 @@ struct ClusterSnapshot {
   uint64_t cycles = 0;                              // cycles run so far
   RequestCounts apiserver_requests;
   std::vector<std::string> errors;  // from the latest cycle, human-readable, no secrets
+  // Devices, cards, pods, namespaces, node power of the latest successful cycle; null until one.
+  std::shared_ptr<const attribution::Attribution> attribution;
 };
 
 struct Snapshot {
