@@ -135,8 +135,9 @@ void GroupByNode(const AttributionInput& input, Work& work) {
   }
   for (auto& [name, n] : work.nodes) {
     if (const kube::Node* obj = input.objects.FindNode(name)) n.shares_gpus = NodeSharesGpus(*obj);
-    bool pod_labels = std::any_of(n.dcgm.begin(), n.dcgm.end(),
-                                  [](const sources::DcgmRecord* r) { return r->pod.has_value(); });
+    bool pod_labels = std::any_of(n.dcgm.begin(), n.dcgm.end(), [](const sources::DcgmRecord* r) {
+      return r->pod && !r->pod->pod.empty();
+    });
     n.tier = n.has_process_exporter ? Tier::kProcess
              : pod_labels           ? Tier::kDcgmPod
                                     : Tier::kDcgmNoPod;

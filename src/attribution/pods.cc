@@ -57,7 +57,7 @@ void DcgmPodLinks(const NodeReadings& readings, const DeviceRange& devices, Work
     Device& d = dw->device;
     std::map<PodId, PodLines> pods;
     for (const sources::DcgmRecord* r : dw->dcgm) {
-      if (!r->pod) continue;
+      if (!r->pod || r->pod->pod.empty()) continue;  // a namespace alone names no pod
       PodLines& p = pods[PodId{r->pod->namespace_, r->pod->pod}];
       MinInto(p.memory, r->values.memory_used_bytes);
       MinInto(p.utilization,

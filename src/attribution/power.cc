@@ -73,7 +73,10 @@ std::vector<NodePower> NodePowers(const Work& work) {
     if (auto it = work.nodes.find(name); it != work.nodes.end()) n.tier = it->second.tier;
     if (n.power_watts) {
       auto it = attributed.find(name);
-      n.unattributed_power_watts = *n.power_watts - (it == attributed.end() ? 0.0 : it->second);
+      double rest = *n.power_watts - (it == attributed.end() ? 0.0 : it->second);
+      // Shares that add up to the whole device leave rounding dust, not negative watts.
+      if (rest < 0 && rest > -1e-9 * *n.power_watts) rest = 0;
+      n.unattributed_power_watts = rest;
     }
     out.push_back(std::move(n));
   }
