@@ -46,12 +46,32 @@ inline const char* SkipBlanks(const char* p, const char* e) {
   while (p < e && IsBlank(*p)) ++p;
   return p;
 }
-inline const char* SkipClass(const char* p, const char* e, uint8_t cls) {
-  while (p < e && Is(*p, cls)) ++p;
-  return p;
-}
 inline const char* SkipToBlank(const char* p, const char* e) {
   while (p < e && !IsBlank(*p)) ++p;
+  return p;
+}
+
+// End of the run of name characters starting at p: [a-zA-Z0-9_] plus ':' for metric names.
+// `limit` may lie beyond the line: the line end ('\n', '\r' or the body end) stops the run anyway.
+template <bool kColon>
+inline const char* SpanName(const char* p, const char* limit) {
+#if defined(__SSE2__)
+  while (limit - p >= 16) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    // Bytes >= 0x80 are negative as signed chars and fall outside every range below.
+    __m128i lower = _mm_or_si128(v, _mm_set1_epi8(0x20));
+    __m128i alpha = _mm_and_si128(_mm_cmpgt_epi8(lower, _mm_set1_epi8('a' - 1)),
+                                  _mm_cmplt_epi8(lower, _mm_set1_epi8('z' + 1)));
+    __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)),
+                                  _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
+    __m128i ok = _mm_or_si128(_mm_or_si128(alpha, digit), _mm_cmpeq_epi8(v, _mm_set1_epi8('_')));
+    if constexpr (kColon) ok = _mm_or_si128(ok, _mm_cmpeq_epi8(v, _mm_set1_epi8(':')));
+    unsigned bad = ~static_cast<unsigned>(_mm_movemask_epi8(ok)) & 0xffffu;
+    if (bad != 0) return p + __builtin_ctz(bad);
+    p += 16;
+  }
+#endif
+  while (p < limit && Is(*p, kColon ? kNameChar : kLabelChar)) ++p;
   return p;
 }
 
@@ -70,6 +90,68 @@ inline const char* FindQuoteOrBackslash(const char* p, const char* limit) {
 #endif
   while (p < limit && *p != '"' && *p != '\\') ++p;
   return p;
+}
+
+// Bit i of *quotes is set when b[i] is '"'; bit i of *unusual when b[i] is '\\' or not ASCII
+// (64 bytes from b).
+inline void QuoteMasks64(const char* b, uint64_t* quotes, uint64_t* unusual) {
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  uint64_t q = 0, u = 0;
+  for (int i = 0; i < 4; ++i) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 16 * i));
+    q |= static_cast<uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote))))
+         << (16 * i);
+    // movemask of v itself gives the high bits: the non-ASCII bytes.
+    u |= static_cast<uint64_t>(static_cast<unsigned>(
+             _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, backslash), v))))
+         << (16 * i);
+  }
+  *quotes = q;
+  *unusual = u;
+#else
+  uint64_t q = 0, u = 0;
+  for (int i = 0; i < 64; ++i) {
+    q |= static_cast<uint64_t>(b[i] == '"') << i;
+    u |= static_cast<uint64_t>(b[i] == '\\' || static_cast<unsigned char>(b[i]) >= 0x80) << i;
+  }
+  *quotes = q;
+  *unusual = u;
+#endif
+}
+
+// Well-formed UTF-8 as Go's utf8.ValidString sees it: no overlong forms, surrogates or code
+// points above U+10FFFF. Prometheus rejects label values that are not.
+bool ValidUtf8(std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const auto* e = p + s.size();
+  while (p < e) {
+    unsigned c = *p;
+    if (c < 0x80) {
+      ++p;
+      continue;
+    }
+    int n = 0;
+    uint32_t cp = 0, min = 0;
+    if ((c & 0xE0) == 0xC0) {
+      n = 1, cp = c & 0x1F, min = 0x80;
+    } else if ((c & 0xF0) == 0xE0) {
+      n = 2, cp = c & 0x0F, min = 0x800;
+    } else if ((c & 0xF8) == 0xF0) {
+      n = 3, cp = c & 0x07, min = 0x10000;
+    } else {
+      return false;
+    }
+    if (e - p <= n) return false;
+    for (int i = 1; i <= n; ++i) {
+      if ((p[i] & 0xC0) != 0x80) return false;
+      cp = cp << 6 | (p[i] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    p += n + 1;
+  }
+  return true;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -140,6 +222,8 @@ enum class Fault : uint8_t {
   kExpectedQuote,      // token: label name
   kUnterminatedValue,  // token: label name
   kUnterminatedName,   // quoted name without its closing quote
+  kInvalidUtf8Name,    // token: the quoted name
+  kInvalidUtf8Value,   // token: label name
   kAfterLabelValue,    // token: label name
   kUnterminatedLabels,
   kTooManyLabels,  // count
@@ -160,14 +244,15 @@ struct Failure {
   size_t count = 0;
 };
 
-// Quotes a piece of the input for an error message: at most 40 bytes, control bytes as \xNN.
+// Quotes a piece of the input for an error message: at most 40 bytes, control and non-ASCII bytes
+// as \xNN (messages stay printable ASCII whatever the exporter sent).
 std::string Quote(std::string_view s) {
   constexpr size_t kMax = 40;
   std::string out = "\"";
   size_t n = std::min(s.size(), kMax);
   for (size_t i = 0; i < n; ++i) {
     auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x20 || c == 0x7f) {
+    if (c < 0x20 || c >= 0x7f) {
       static constexpr char kHex[] = "0123456789abcdef";
       out += "\\x";
       out += kHex[c >> 4];
@@ -208,6 +293,10 @@ std::string Describe(const Failure& f, const Limits& limits) {
       return "unterminated label value (label " + Quote(f.token) + ")";
     case Fault::kUnterminatedName:
       return "unterminated quoted name";
+    case Fault::kInvalidUtf8Name:
+      return "invalid UTF-8 in quoted name " + Quote(f.token);
+    case Fault::kInvalidUtf8Value:
+      return "invalid UTF-8 in the value of label " + Quote(f.token);
     case Fault::kAfterLabelValue:
       return "expected ',' or '}' after the value of label " + Quote(f.token);
     case Fault::kUnterminatedLabels:
@@ -317,12 +406,75 @@ class Parser {
     return false;
   }
 
+  // The fast path for the label set of a well-formed line, written as exporters write it:
+  // `{name="value",...}` in ASCII with no blanks and no backslashes. The quote positions of the
+  // whole line are found first as bitmasks, so finding each value's end is a bit operation rather
+  // than a scan whose result the next label waits for. Returns the position after '}', or nullptr
+  // when anything is unusual; the caller then rolls back and runs LabelSet, which accepts a
+  // superset of this grammar (and produces the same labels for what is accepted here) and explains
+  // errors.
+  const char* FastLabels(const char* brace, const char* e) {
+    constexpr size_t kMaxWords = 16;  // label sets up to 1 KiB; longer ones take the general path
+    const char* base = brace + 1;
+    size_t n = static_cast<size_t>(e - base);
+    if (n == 0 || n > kMaxWords * 64) return nullptr;
+    size_t words = (n + 63) / 64;
+    uint64_t quotes[kMaxWords];
+    uint64_t unusual = 0;
+    for (size_t w = 0; w < words; ++w) {
+      const char* b = base + 64 * w;
+      uint64_t u = 0;
+      if (body_end_ - b >= 64) {
+        QuoteMasks64(b, &quotes[w], &u);
+      } else {  // the body's last bytes: copy them so the vector loads stay inside our memory
+        char tail[64] = {};
+        std::memcpy(tail, b, static_cast<size_t>(body_end_ - b));
+        QuoteMasks64(tail, &quotes[w], &u);
+      }
+      unusual |= w + 1 < words ? u : u & (~0ull >> (64 * words - n));
+    }
+    if (unusual != 0) return nullptr;
+    quotes[words - 1] &= ~0ull >> (64 * words - n);  // only quotes before the line end
+
+    size_t w = 0;
+    uint64_t bits = quotes[0];
+    auto next_quote = [&]() -> const char* {
+      while (bits == 0) {
+        if (++w == words) return nullptr;
+        bits = quotes[w];
+      }
+      const char* q = base + 64 * w + __builtin_ctzll(bits);
+      bits &= bits - 1;
+      return q;
+    };
+    const char* start = base;
+    size_t count = 0;
+    for (;;) {
+      if (*start == '}') return start + 1;  // empty set or trailing comma
+      const char* open = next_quote();
+      if (open == nullptr) return nullptr;
+      const char* eq = open - 1;
+      if (eq <= start || *eq != '=' || !Is(*start, kLabelStart)) return nullptr;
+      if (SpanName<false>(start + 1, body_end_) != eq) return nullptr;
+      const char* close = next_quote();
+      if (close == nullptr || close + 1 >= e) return nullptr;
+      if (++count > limits_.max_labels_per_sample) return nullptr;
+      out_.labels.push_back(
+          Label{std::string_view(start, static_cast<size_t>(eq - start)),
+                std::string_view(open + 1, static_cast<size_t>(close - open - 1))});
+      if (close[1] == '}') return close + 2;
+      if (close[1] != ',') return nullptr;
+      start = close + 2;
+      if (start >= e) return nullptr;
+    }
+  }
+
   Failure SampleLine(const char* p, const char* e, uint32_t line) {
     Sample s;
     s.line = line;
     s.label_begin = static_cast<uint32_t>(out_.labels.size());
     if (Is(*p, kNameStart)) {
-      const char* n = SkipClass(p + 1, e, kNameChar);
+      const char* n = SpanName<true>(p + 1, body_end_);
       s.name = std::string_view(p, static_cast<size_t>(n - p));
       p = n;
       if (p < e && !IsBlank(*p) && *p != '{') {
@@ -334,10 +486,16 @@ class Parser {
               std::string_view(p, static_cast<size_t>(SkipToBlank(p, e) - p))};
     }
     if (p < e && *p == '{') {
-      Failure f = LabelSet(p + 1, e, &p, s);
-      if (f.fault != Fault::kNone) {
+      const char* after = limits_.fast_path ? FastLabels(p, e) : nullptr;
+      if (after != nullptr) {
+        p = after;
+      } else {
         out_.labels.resize(s.label_begin);
-        return f;
+        Failure f = LabelSet(p + 1, e, &p, s);
+        if (f.fault != Fault::kNone) {
+          out_.labels.resize(s.label_begin);
+          return f;
+        }
       }
       if (s.name.empty()) {
         out_.labels.resize(s.label_begin);
@@ -391,11 +549,12 @@ class Parser {
       }
       std::string_view name;
       if (Is(*p, kLabelStart)) {
-        const char* n = SkipClass(p + 1, e, kLabelChar);
+        const char* n = SpanName<false>(p + 1, body_end_);
         name = std::string_view(p, static_cast<size_t>(n - p));
         p = SkipBlanks(n, e);
       } else if (*p == '"') {  // Prometheus 3 quoted label name, or the quoted metric name
         if (!QuotedString(p + 1, e, &p, name)) return {Fault::kUnterminatedName, {}};
+        if (!ValidUtf8(name)) return {Fault::kInvalidUtf8Name, name};
         p = SkipBlanks(p, e);
         if (p == e || *p != '=') {  // not followed by '=': it is the metric name
           if (!s.name.empty()) return {Fault::kNameTwice, {}};
@@ -412,6 +571,7 @@ class Parser {
       if (p == e || *p != '"') return {Fault::kExpectedQuote, name};
       std::string_view value;
       if (!QuotedString(p + 1, e, &p, value)) return {Fault::kUnterminatedValue, name};
+      if (!ValidUtf8(value)) return {Fault::kInvalidUtf8Value, name};
       if (++count > limits_.max_labels_per_sample) return {Fault::kTooManyLabels, {}, count};
       out_.labels.push_back(Label{name, value});
       p = SkipBlanks(p, e);

@@ -3,6 +3,7 @@
 #include <array>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "gpuattr/util/strings.h"
 
@@ -204,11 +205,26 @@ const Alias* FindExact(std::span<const Alias> table, std::string_view name) {
 std::span<const LabelAlias> LabelAliases() { return kLabelAliases; }
 
 std::optional<LabelMatch> LookupLabel(std::string_view label_name) {
-  std::array<int, std::size(kLabelKeyNames)> seen{};  // spellings seen so far per key
-  for (const LabelAlias& a : kLabelAliases) {
-    const int k = static_cast<int>(a.key);
-    if (a.spelling == label_name) return LabelMatch{a.key, seen[k]};
-    ++seen[k];
+  // Runs for every label of every sample: bucket the table by name length once.
+  constexpr size_t kMaxLen = 32;
+  struct Buckets {
+    std::array<std::vector<LabelMatch>, kMaxLen> matches;
+    std::array<std::vector<std::string_view>, kMaxLen> names;
+  };
+  static const Buckets kBuckets = [] {
+    Buckets b;
+    std::array<int, std::size(kLabelKeyNames)> seen{};  // spellings seen so far per key
+    for (const LabelAlias& a : kLabelAliases) {
+      const int k = static_cast<int>(a.key);
+      b.matches[a.spelling.size()].push_back(LabelMatch{a.key, seen[k]++});
+      b.names[a.spelling.size()].push_back(a.spelling);
+    }
+    return b;
+  }();
+  if (label_name.size() >= kMaxLen) return std::nullopt;
+  const auto& names = kBuckets.names[label_name.size()];
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == label_name) return kBuckets.matches[label_name.size()][i];
   }
   return std::nullopt;
 }

@@ -34,6 +34,15 @@ bool IsDcgmSampleName(std::string_view name) {
   return StartsWithIgnoreCase(name, "dcgm_") && LookupDcgmField(name).has_value();
 }
 
+// "# TYPE gpu_process_memory_bytes gauge" or "# HELP gpu_process_memory_bytes ...".
+bool DeclaresProcessFamily(std::string_view comment) {
+  comment.remove_prefix(1);
+  comment = Trim(comment);
+  if (!comment.starts_with("TYPE ") && !comment.starts_with("HELP ")) return false;
+  comment = Trim(comment.substr(5));
+  return MetricName(comment) == "gpu_process_memory_bytes";
+}
+
 // Printable ASCII only (the reason ends up on a status page and in logs), cut to `max` bytes.
 std::string Excerpt(std::string_view line, size_t max) {
   std::string out;
@@ -70,6 +79,7 @@ Classification ClassifyBody(std::string_view body) {
   std::string_view first_line;  // first non-comment, non-blank line
   std::string_view dcgm, vllm, sglang;
   bool any_comment = false;
+  bool process_declared = false;
   size_t pos = 0;
   while (pos < body.size()) {
     size_t nl = body.find('\n', pos);
@@ -79,6 +89,8 @@ Classification ClassifyBody(std::string_view body) {
     if (line.empty()) continue;
     if (line.front() == '#') {
       any_comment = true;
+      // An idle node's per-process exporter declares the family but has no process to report.
+      process_declared = process_declared || DeclaresProcessFamily(line);
       continue;
     }
     if (first_line.empty()) first_line = line;
@@ -89,6 +101,9 @@ Classification ClassifyBody(std::string_view body) {
     if (dcgm.empty() && IsDcgmSampleName(name)) dcgm = name;
     if (vllm.empty() && name.starts_with("vllm:")) vllm = name;
     if (sglang.empty() && name.starts_with("sglang:")) sglang = name;
+  }
+  if (process_declared) {
+    return {BodyKind::kProcess, "found gpu_process_memory_bytes declared (no process sample)"};
   }
   if (!dcgm.empty()) return {BodyKind::kDcgm, "found " + Excerpt(dcgm, kReasonLineMax)};
   if (!vllm.empty()) return {BodyKind::kVllm, "found " + Excerpt(vllm, kReasonLineMax)};

@@ -11,9 +11,9 @@
 namespace gpuattr::sources {
 namespace {
 
-std::string IdentityKey(const ResolvedLabels& l) {
-  std::string key;
-  key.reserve(128);
+// Fills `key` (reused across samples to avoid an allocation per line) with the identity.
+void IdentityKey(const ResolvedLabels& l, std::string& key) {
+  key.clear();
   for (LabelKey k : {LabelKey::kHostname, LabelKey::kGpu, LabelKey::kUuid, LabelKey::kNamespace,
                      LabelKey::kPod, LabelKey::kContainer, LabelKey::kPodUid, LabelKey::kVgpu}) {
     AppendKeyPart(key, l.Get(k));
@@ -21,7 +21,6 @@ std::string IdentityKey(const ResolvedLabels& l) {
   // "absent" and "0" are different instances: mark presence explicitly.
   key.push_back(l.Has(LabelKey::kGpuInstance) ? 'i' : '-');
   AppendKeyPart(key, l.Get(LabelKey::kGpuInstance));
-  return key;
 }
 
 void FillIfEmpty(std::string& slot, std::string_view value) {
@@ -71,6 +70,7 @@ DcgmReadings ReadDcgm(const expo::Exposition& exposition) {
   ReadStats& stats = out.stats;
   FamilyTally tally(stats);
   std::unordered_map<std::string, size_t> index;  // identity key → records position
+  std::string key;
 
   // Samples of one family are consecutive: look the name up once per run.
   std::string_view last_name;
@@ -83,15 +83,15 @@ DcgmReadings ReadDcgm(const expo::Exposition& exposition) {
       last_name = s.name;
       last_alias = LookupDcgmField(s.name);
       have_last = true;
-    }
-    if (!last_alias) {
-      if (IsDcgmFamily(s.name)) {
-        tally.Ignored(s.name);
-      } else {
-        tally.Unknown(s.name);
+      if (!last_alias) {
+        if (IsDcgmFamily(s.name)) {
+          tally.Ignored(s.name);
+        } else {
+          tally.Unknown(s.name);
+        }
       }
-      continue;
     }
+    if (!last_alias) continue;
     const DcgmFieldAlias& alias = *last_alias;
     ResolvedLabels labels(exposition.LabelsOf(s));
     if (!labels.Has(LabelKey::kGpu) && !labels.Has(LabelKey::kUuid)) {
@@ -100,8 +100,8 @@ DcgmReadings ReadDcgm(const expo::Exposition& exposition) {
     }
 
     // Every key seen on any line is a device, whichever field (or value) the line carries.
-    std::string key = IdentityKey(labels);
-    auto [it, inserted] = index.try_emplace(std::move(key), out.records.size());
+    IdentityKey(labels, key);
+    auto [it, inserted] = index.try_emplace(key, out.records.size());
     if (inserted) out.records.push_back(NewRecord(labels, s.line));
     DcgmRecord& rec = out.records[it->second];
     MergeAttributes(rec, labels);

@@ -1,6 +1,7 @@
 // Counts the distinct families a reader skipped, keeping the first few names (internal helper).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -38,8 +39,8 @@ class FamilyTally {
 
 // Appends `part` length-prefixed, so that no label value can make two identities collide.
 inline void AppendKeyPart(std::string& key, std::string_view part) {
-  key.append(std::to_string(part.size()));
-  key.push_back(':');
+  const auto n = static_cast<uint32_t>(part.size());
+  key.append(reinterpret_cast<const char*>(&n), sizeof n);
   key.append(part);
 }
 

@@ -43,6 +43,7 @@ ProcessReadings ReadProcess(const expo::Exposition& exposition) {
   FamilyTally tally(stats);
   std::unordered_map<std::string, size_t> process_index;
   std::unordered_map<std::string, size_t> device_index;
+  std::string key;  // reused across samples
 
   for (const expo::Sample& s : exposition.samples) {
     ++stats.samples;
@@ -63,7 +64,7 @@ ProcessReadings ReadProcess(const expo::Exposition& exposition) {
     }
 
     std::optional<double>* slot = nullptr;
-    std::string key;
+    key.clear();
     AppendKeyPart(key, labels.Get(LabelKey::kUuid));
     AppendKeyPart(key, labels.Get(LabelKey::kGpu));
     if (IsProcessLevel(alias->metric)) {
@@ -71,7 +72,7 @@ ProcessReadings ReadProcess(const expo::Exposition& exposition) {
            {LabelKey::kNamespace, LabelKey::kPod, LabelKey::kContainer, LabelKey::kPid}) {
         AppendKeyPart(key, labels.Get(k));
       }
-      auto [it, inserted] = process_index.try_emplace(std::move(key), out.processes.size());
+      auto [it, inserted] = process_index.try_emplace(key, out.processes.size());
       if (inserted) {
         ProcessReading p;
         if (labels.Has(LabelKey::kNamespace) || labels.Has(LabelKey::kPod)) {
@@ -89,7 +90,7 @@ ProcessReadings ReadProcess(const expo::Exposition& exposition) {
       }
       slot = ProcessSlot(out.processes[it->second], alias->metric);
     } else {
-      auto [it, inserted] = device_index.try_emplace(std::move(key), out.devices.size());
+      auto [it, inserted] = device_index.try_emplace(key, out.devices.size());
       if (inserted) {
         ProcessDeviceReading d;
         d.uuid = labels.Get(LabelKey::kUuid);

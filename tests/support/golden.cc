@@ -56,11 +56,11 @@ std::vector<Edit> Diff(const std::vector<std::string_view>& a,
     if (i < n && j < m && a[i] == b[j]) {
       edits.push_back({' ', a[i], i + 1});
       ++i, ++j;
-    } else if (j < m && (i == n || at(i, j + 1) >= at(i + 1, j))) {
-      edits.push_back({'+', b[j++], 0});
-    } else {
-      edits.push_back({'-', a[i], i + 1});
+    } else if (i < n && (j == m || at(i + 1, j) >= at(i, j + 1))) {
+      edits.push_back({'-', a[i], i + 1});  // deletions before insertions, as diff(1) does
       ++i;
+    } else {
+      edits.push_back({'+', b[j++], 0});
     }
   }
   return edits;

@@ -68,6 +68,9 @@ struct Limits {
   size_t max_line_bytes = 1u << 20;
   size_t max_labels_per_sample = 128;
   size_t max_errors_kept = 100;  // further errors are only counted
+  // Use the bitmask fast path for plain label sets. Results are identical either way; off only
+  // for differential tests and fuzzing of the general path.
+  bool fast_path = true;
 };
 
 struct Exposition {

@@ -16,8 +16,9 @@ struct Classification {
   std::string reason;
 };
 
-// Precedence: gpu_process_memory_bytes → process; DCGM_FI_DEV_*/DCGM_FI_PROF_* (any case) or a
-// dcgm-exporter 1.x name → dcgm; vllm:* → vllm; sglang:* → sglang; else unrecognised.
+// Precedence: gpu_process_memory_bytes (a sample, or its # TYPE/# HELP on an idle node) → process;
+// DCGM_FI_DEV_*/DCGM_FI_PROF_* (any case) or a dcgm-exporter 1.x name → dcgm; vllm:* → vllm;
+// sglang:* → sglang; else unrecognised.
 Classification ClassifyBody(std::string_view body);
 
 }  // namespace gpuattr::sources

@@ -28,6 +28,7 @@ struct DeviceKey {
   std::string pci_bus_id;
   std::string device;  // nvidiaN
 
+  bool IsMigSlice() const { return gpu_instance.has_value(); }
   bool SameIdentity(const DeviceKey& o) const {
     return gpu == o.gpu && gpu_instance == o.gpu_instance && uuid == o.uuid &&
            hostname == o.hostname;
