@@ -276,8 +276,12 @@ Result<Pod> DecodePod(const json& j) {
           std::string path = Index("spec.resourceClaims", i);
           if (!c.is_object()) WrongType(path, "an object", c);
           // A direct reference names the claim; a template's claim name appears in the status.
-          p.resource_claims.push_back(
-              {String(c, "name", path), String(c, "resourceClaimName", path)});
+          std::string claim = String(c, "resourceClaimName", path);
+          // Kubernetes 1.26-1.27 nested the reference under `source`.
+          if (const json* source = Object(c, "source", path); source != nullptr && claim.empty()) {
+            claim = String(*source, "resourceClaimName", Join(path, "source"));
+          }
+          p.resource_claims.push_back({String(c, "name", path), std::move(claim)});
         }
       }
     }

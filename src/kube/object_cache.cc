@@ -5,6 +5,24 @@
 #include "gpuattr/kube/decode.h"
 
 namespace gpuattr::kube {
+namespace {
+
+// "namespace/name" (or "name" for cluster-scoped objects) straight from the JSON metadata.
+std::string MetadataKey(const nlohmann::json& object) {
+  if (!object.is_object()) return {};
+  auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) return {};
+  auto str = [&](const char* key) {
+    auto it = meta->find(key);
+    return it != meta->end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  std::string name = str("name");
+  if (name.empty()) return {};
+  std::string ns = str("namespace");
+  return ns.empty() ? name : ns + "/" + name;
+}
+
+}  // namespace
 
 // A WatchTarget that also knows how to copy its records into a ClusterObjects.
 class ObjectCache::Store : public WatchTarget {
@@ -45,7 +63,11 @@ class ObjectCache::TypedStore final : public ObjectCache::Store {
 
   Status Apply(WatchEventType type, const nlohmann::json& object) override {
     Result<T> r = decode_(object);
-    if (!r.ok()) return r.status();
+    if (!r.ok()) {
+      // A deleted object must leave the cache even when its final state does not decode.
+      if (type == WatchEventType::kDeleted) Erase(MetadataKey(object));
+      return r.status();
+    }
     std::string key = r->Key();
     std::lock_guard<std::mutex> lock(cache_.mu_);
     if (type == WatchEventType::kDeleted) {
@@ -58,6 +80,12 @@ class ObjectCache::TypedStore final : public ObjectCache::Store {
   }
 
   void CopyInto(ClusterObjects& out) const override { out.*field_ = items_; }
+
+  void Erase(const std::string& key) {
+    if (key.empty()) return;
+    std::lock_guard<std::mutex> lock(cache_.mu_);
+    if (items_.erase(key) > 0) cache_.Changed();
+  }
   size_t Size() const override { return items_.size(); }
 
  private:
@@ -163,6 +191,7 @@ std::vector<KindStatus> ObjectCache::KindStatuses() const {
     k.lists = w.lists;
     k.watches = w.watches;
     k.decode_errors = w.decode_errors;
+    k.last_decode_error = w.last_decode_error;
     k.last_sync_unix = w.last_sync_unix;
     out.push_back(std::move(k));
   }

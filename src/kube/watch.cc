@@ -166,10 +166,19 @@ WatchStatus ListWatcher::status() const {
   return status_;
 }
 
-void ListWatcher::SetError(const Status& s) {
+bool ListWatcher::SetError(const Status& s) {
   std::lock_guard<std::mutex> lock(mu_);
-  status_.last_error = s.ok() ? std::string() : s.message();
+  std::string message = s.ok() ? std::string() : s.message();
+  bool changed = message != status_.last_error;
+  status_.last_error = std::move(message);
   status_.last_error_code = s.ok() ? ErrorCode::kInternal : s.code();
+  return changed;
+}
+
+void ListWatcher::SetDecodeError(const Status& s) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++status_.decode_errors;
+  status_.last_decode_error = s.message();
 }
 
 void ListWatcher::Run(const StopSignal& stop) {
@@ -181,10 +190,11 @@ void ListWatcher::Run(const StopSignal& stop) {
       Status s = List(stop);
       if (stop.stopped()) break;
       if (!s.ok()) {
-        SetError(s);
-        log::Warn("list failed", {{"cluster", client_.ClusterName()},
-                                  {"resource", spec_.resource},
-                                  {"error", s.message()}});
+        // A persistent failure (say a missing RBAC grant) is logged once, not every backoff.
+        if (SetError(s))
+          log::Warn("list failed", {{"cluster", client_.ClusterName()},
+                                    {"resource", spec_.resource},
+                                    {"error", s.message()}});
         clock.SleepFor(backoff.Next(), &stop);
         continue;
       }
@@ -212,10 +222,10 @@ void ListWatcher::Run(const StopSignal& stop) {
       need_list = true;
       continue;
     }
-    SetError(s);
-    log::Warn(
-        "watch failed",
-        {{"cluster", client_.ClusterName()}, {"resource", spec_.resource}, {"error", s.message()}});
+    if (SetError(s))
+      log::Warn("watch failed", {{"cluster", client_.ClusterName()},
+                                 {"resource", spec_.resource},
+                                 {"error", s.message()}});
     clock.SleepFor(backoff.Next(), &stop);
   }
 }
@@ -256,7 +266,7 @@ Status ListWatcher::List(const StopSignal& stop) {
               log::Warn("skipping object",
                         {{"cluster", client_.ClusterName()}, {"error", s.message()}});
             }
-            SetError(s);
+            SetDecodeError(s);
           }
         }
       }
@@ -279,7 +289,6 @@ Status ListWatcher::List(const StopSignal& stop) {
   std::lock_guard<std::mutex> lock(mu_);
   status_.synced = true;
   status_.resource_version = rv;
-  status_.decode_errors += decode_errors;
   status_.last_sync_unix =
       std::chrono::duration_cast<std::chrono::seconds>(client_.clock().WallNow().time_since_epoch())
           .count();
@@ -306,7 +315,7 @@ Status ListWatcher::Watch(const StopSignal& stop, bool& got_events) {
       if (!s.ok()) {
         if (decode_errors++ == 0)
           log::Warn("skipping object", {{"cluster", cluster}, {"error", s.message()}});
-        SetError(s);
+        SetDecodeError(s);
       }
     }
     std::string rv = MetaString(ev.object, "resourceVersion");
@@ -325,7 +334,6 @@ Status ListWatcher::Watch(const StopSignal& stop, bool& got_events) {
     decoder.Finish(on_event);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    status_.decode_errors += decode_errors;
     status_.resource_version = rv_;
   }
   if (stop.stopped()) return Status::Ok();

@@ -42,6 +42,26 @@ void FakeTransport::EndStreams() {
   cv_.notify_all();
 }
 
+void FakeTransport::OpenGate(const std::string& gate) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_gates_.insert(gate);
+  }
+  cv_.notify_all();
+}
+
+bool FakeTransport::WaitPolling(const kube::ChunkSink& sink, const std::function<bool()>& done) {
+  // Bounded: one hour of 1 ms polls at most, so a broken test cannot hang forever.
+  for (int i = 0; i < 3'600'000; ++i) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (cv_.wait_for(lock, std::chrono::milliseconds(1), done)) return true;
+    }
+    if (!sink(std::string_view())) return false;
+  }
+  return true;
+}
+
 kube::Request FakeTransport::LastRequest() const {
   std::lock_guard<std::mutex> lock(mu_);
   return requests_.empty() ? kube::Request{} : requests_.back();
@@ -136,21 +156,17 @@ Result<kube::Response> FakeTransport::Stream(const kube::Request& req,
   kube::Response resp;
   resp.status = r.status;
   resp.headers = r.headers;
+  if (!r.gate.empty() && !WaitPolling(sink, [&] { return open_gates_.count(r.gate) > 0; })) {
+    return MakeError(ErrorCode::kUnavailable, "fake: stream canceled by the sink");
+  }
   std::vector<std::string> chunks = r.chunks;
   if (chunks.empty() && !r.body.empty()) chunks.push_back(r.body);
   for (const auto& c : chunks) {
     if (!sink(c)) return MakeError(ErrorCode::kUnavailable, "fake: stream canceled by the sink");
   }
   if (!r.block) return resp;
-  // Bounded: one hour of 1 ms polls at most, so a broken test cannot hang forever.
-  for (int i = 0; i < 3'600'000; ++i) {
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      if (cv_.wait_for(lock, std::chrono::milliseconds(1), [this] { return ended_; })) return resp;
-    }
-    if (!sink(std::string_view())) {
-      return MakeError(ErrorCode::kUnavailable, "fake: stream canceled by the sink");
-    }
+  if (!WaitPolling(sink, [this] { return ended_; })) {
+    return MakeError(ErrorCode::kUnavailable, "fake: stream canceled by the sink");
   }
   return resp;
 }

@@ -5,9 +5,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,9 @@ struct FakeReply {
   // Stream only: after the chunks, keep the stream open until the sink returns false (the fake
   // offers it an empty chunk every millisecond) or EndStreams() is called.
   bool block = false;
+  // Stream only: when set, nothing is delivered until OpenGate(gate) is called (the sink is polled
+  // meanwhile, so the caller can still stop the stream).
+  std::string gate;
 
   static FakeReply Json(std::string body, int status = 200);
   static FakeReply Chunks(std::vector<std::string> chunks, bool block = false);
@@ -41,6 +46,8 @@ class FakeTransport : public kube::Transport {
   void SetDefault(const std::string& path_prefix, FakeReply reply);
   // Ends every blocking stream, now and later.
   void EndStreams();
+  // Lets streams waiting on `gate` deliver their chunks.
+  void OpenGate(const std::string& gate);
 
   kube::Request LastRequest() const;
   std::vector<kube::Request> Requests() const;
@@ -55,6 +62,8 @@ class FakeTransport : public kube::Transport {
 
  private:
   FakeReply Take(const kube::Request& req);
+  // Polls `sink` with empty chunks until `done` holds (under mu_); false when the sink stopped.
+  bool WaitPolling(const kube::ChunkSink& sink, const std::function<bool()>& done);
 
   std::string cluster_;
   mutable std::mutex mu_;
@@ -62,6 +71,7 @@ class FakeTransport : public kube::Transport {
   std::map<std::string, std::deque<FakeReply>> queued_;
   std::map<std::string, FakeReply> defaults_;
   std::vector<kube::Request> requests_;
+  std::set<std::string> open_gates_;
   bool ended_ = false;
   int open_streams_ = 0;
 };

@@ -35,6 +35,7 @@ struct KindStatus {
   uint64_t lists = 0;
   uint64_t watches = 0;
   uint64_t decode_errors = 0;
+  std::string last_decode_error;
   int64_t last_sync_unix = 0;
 };
 

@@ -77,9 +77,10 @@ struct WatchStatus {
   bool synced = false;     // a full LIST completed at least once
   std::string last_error;  // empty when the last attempt worked
   ErrorCode last_error_code = ErrorCode::kInternal;
-  uint64_t lists = 0;    // completed or attempted full LISTs (not pages)
-  uint64_t watches = 0;  // WATCH requests
-  uint64_t decode_errors = 0;
+  uint64_t lists = 0;             // completed or attempted full LISTs (not pages)
+  uint64_t watches = 0;           // WATCH requests
+  uint64_t decode_errors = 0;     // objects skipped because they did not decode
+  std::string last_decode_error;  // names the object and the field
   std::string resource_version;
   int64_t last_sync_unix = 0;
 };
@@ -103,7 +104,8 @@ class ListWatcher {
   Status List(const StopSignal& stop);
   // Returns OK when the stream ended normally; kGone when a relist is needed.
   Status Watch(const StopSignal& stop, bool& got_events);
-  void SetError(const Status& s);
+  bool SetError(const Status& s);  // true when the message changed
+  void SetDecodeError(const Status& s);
 
   ApiClient& client_;
   ResourceSpec spec_;

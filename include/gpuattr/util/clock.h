@@ -46,8 +46,10 @@ class RealClock final : public Clock {
 // The process-wide real clock (stateless; safe to share).
 Clock& SystemClock();
 
-// Time moves only when told to (Advance) or when someone sleeps: SleepFor records the requested
-// duration, advances both clocks by it and returns at once. Thread-safe.
+// Time moves only when told to (Advance) or when someone sleeps. By default SleepFor records the
+// requested duration, advances both clocks by it and returns at once. With SetBlockingSleeps(true)
+// a sleeper instead waits (really) until Advance() moves time past its deadline or it is stopped,
+// so a test can hold a background retry loop still and inspect it. Thread-safe.
 class FakeClock final : public Clock {
  public:
   FakeClock();
@@ -56,6 +58,9 @@ class FakeClock final : public Clock {
   bool SleepFor(std::chrono::milliseconds d, const StopSignal* stop = nullptr) override;
 
   void Advance(std::chrono::milliseconds d);
+  void SetBlockingSleeps(bool blocking);
+  // Sleepers currently blocked (blocking mode only).
+  int BlockedSleepers() const;
   void SetWallNow(std::chrono::system_clock::time_point t);
   // Every SleepFor duration so far, in call order (the most recent 10,000 are kept).
   std::vector<std::chrono::milliseconds> Sleeps() const;
@@ -63,6 +68,9 @@ class FakeClock final : public Clock {
 
  private:
   mutable std::mutex mu_;
+  std::condition_variable advanced_;
+  bool blocking_ = false;
+  int blocked_ = 0;
   std::chrono::steady_clock::time_point now_;
   std::chrono::system_clock::time_point wall_;
   std::vector<std::chrono::milliseconds> sleeps_;

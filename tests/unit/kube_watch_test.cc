@@ -1,0 +1,190 @@
+#include "gpuattr/kube/watch.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "support/fake_transport.h"
+
+namespace gpuattr::kube {
+namespace {
+
+using testing::FakeReply;
+using testing::FakeTransport;
+using ::testing::HasSubstr;
+
+std::vector<std::string> Decode(const std::vector<std::string>& chunks, Status* error = nullptr) {
+  WatchStreamDecoder d;
+  std::vector<std::string> out;
+  auto on = [&](WatchEvent&& ev) {
+    static const char* kNames[] = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"};
+    std::string name = ev.object.is_object() && ev.object.contains("metadata")
+                           ? ev.object["metadata"].value("name", "")
+                           : "";
+    out.push_back(std::string(kNames[static_cast<int>(ev.type)]) + ":" + name);
+    return true;
+  };
+  for (const auto& c : chunks) {
+    if (!d.Feed(c, on)) break;
+  }
+  if (d.error().ok()) (void)d.Finish(on);
+  if (error != nullptr) *error = d.error();
+  return out;
+}
+
+TEST(WatchStreamDecoder, EventsSplitAcrossChunksAndSeveralPerChunk) {
+  std::string a = R"({"type":"ADDED","object":{"metadata":{"name":"a"}}})";
+  std::string b = R"({"type":"MODIFIED","object":{"metadata":{"name":"b"}}})";
+  std::string c = R"({"type":"DELETED","object":{"metadata":{"name":"c"}}})";
+  std::string all = a + "\n" + b + "\n" + c + "\n";
+  std::vector<std::string> want = {"ADDED:a", "MODIFIED:b", "DELETED:c"};
+  EXPECT_EQ(Decode({all}), want);
+  // Every possible split into two chunks, and byte by byte.
+  for (size_t i = 0; i <= all.size(); ++i) {
+    EXPECT_EQ(Decode({all.substr(0, i), all.substr(i)}), want) << "split at " << i;
+  }
+  std::vector<std::string> bytes;
+  for (char ch : all) bytes.emplace_back(1, ch);
+  EXPECT_EQ(Decode(bytes), want);
+}
+
+TEST(WatchStreamDecoder, LastLineWithoutNewlineBookmarksAndCrlf) {
+  EXPECT_EQ(Decode({"\r\n",
+                    R"({"type":"BOOKMARK","object":{"metadata":{"name":"","resourceVersion":"9"}}})"
+                    "\r\n",
+                    R"({"type":"ADDED","object":{"metadata":{"name":"x"}}})"}),
+            (std::vector<std::string>{"BOOKMARK:", "ADDED:x"}));
+}
+
+TEST(WatchStreamDecoder, BareStatusIsAnErrorEventAndUnknownTypesAreSkipped) {
+  EXPECT_EQ(Decode({R"({"kind":"Status","code":410})"
+                    "\n",
+                    R"({"type":"SOMETHING_NEW","object":{}})"
+                    "\n"}),
+            (std::vector<std::string>{"ERROR:"}));
+}
+
+TEST(WatchStreamDecoder, MalformedLinesAreErrors) {
+  Status err;
+  EXPECT_TRUE(Decode({"{not json}\n"}, &err).empty());
+  EXPECT_FALSE(err.ok());
+  EXPECT_THAT(err.message(), HasSubstr("malformed watch event"));
+  Decode({"[1,2]\n"}, &err);
+  EXPECT_FALSE(err.ok());
+  Decode({R"({"object":{}})"
+          "\n"},
+         &err);
+  EXPECT_THAT(err.message(), HasSubstr("without \"type\""));
+
+  WatchStreamDecoder small(16);
+  EXPECT_FALSE(small.Feed(std::string(40, 'x'), [](WatchEvent&&) { return true; }));
+  EXPECT_EQ(small.error().code(), ErrorCode::kResourceExhausted);
+}
+
+TEST(ListWatcher, Paths) {
+  EXPECT_EQ(ListWatcher::ListPath("/api/v1/pods", 500, ""), "/api/v1/pods?limit=500");
+  EXPECT_EQ(ListWatcher::ListPath("/api/v1/pods", 500, "eyJ2Ijo=+/x"),
+            "/api/v1/pods?limit=500&continue=eyJ2Ijo%3D%2B%2Fx");
+  EXPECT_EQ(
+      ListWatcher::WatchPath("/api/v1/nodes", "123", std::chrono::seconds(300)),
+      "/api/v1/nodes?watch=1&allowWatchBookmarks=true&resourceVersion=123&timeoutSeconds=300");
+}
+
+// Records what the watcher delivers.
+class RecordingTarget : public WatchTarget {
+ public:
+  void BeginList() override {
+    std::lock_guard<std::mutex> lock(mu);
+    log.push_back("begin");
+  }
+  Status AddListed(const nlohmann::json& o) override {
+    std::lock_guard<std::mutex> lock(mu);
+    log.push_back("item:" + o["metadata"].value("name", ""));
+    return Status::Ok();
+  }
+  void EndList(bool complete) override {
+    std::lock_guard<std::mutex> lock(mu);
+    log.push_back(complete ? "end" : "abort");
+  }
+  Status Apply(WatchEventType t, const nlohmann::json& o) override {
+    std::lock_guard<std::mutex> lock(mu);
+    log.push_back((t == WatchEventType::kDeleted ? "del:" : "set:") +
+                  o["metadata"].value("name", ""));
+    return Status::Ok();
+  }
+  std::vector<std::string> Log() {
+    std::lock_guard<std::mutex> lock(mu);
+    return log;
+  }
+  std::mutex mu;
+  std::vector<std::string> log;
+};
+
+bool Eventually(const std::function<bool()>& pred) {
+  for (int i = 0; i < 10000; ++i) {  // up to ~10 s
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return pred();
+}
+
+TEST(ListWatcher, ListsThenWatchesFromTheListResourceVersion) {
+  auto transport = std::make_shared<FakeTransport>();
+  FakeClock clock;
+  ApiClientOptions o;
+  o.clock = &clock;
+  ApiClient client(transport, o);
+  transport->Enqueue("/api/v1/nodes?limit", FakeReply::Json(R"({"metadata":{"resourceVersion":"41"},
+                                         "items":[{"metadata":{"name":"n1"}}]})"));
+  transport->Enqueue(
+      "/api/v1/nodes?watch",
+      FakeReply::Chunks(
+          {R"({"type":"ADDED","object":{"metadata":{"name":"n2","resourceVersion":"42"}}})"
+           "\n"},
+          /*block=*/true));
+  RecordingTarget target;
+  ListWatcher w(client, {"nodes", "/api/v1/nodes"}, target);
+  StopSignal stop;
+  std::thread t([&] { w.Run(stop); });
+  ASSERT_TRUE(Eventually([&] { return target.Log().size() == 4; }));
+  stop.Stop();
+  t.join();
+  EXPECT_EQ(target.Log(), (std::vector<std::string>{"begin", "item:n1", "end", "set:n2"}));
+  auto reqs = transport->Requests();
+  ASSERT_EQ(reqs.size(), 2u);
+  EXPECT_THAT(reqs[1].path, HasSubstr("resourceVersion=41"));
+  EXPECT_THAT(reqs[1].path, HasSubstr("allowWatchBookmarks=true"));
+  WatchStatus s = w.status();
+  EXPECT_TRUE(s.synced);
+  EXPECT_EQ(s.resource_version, "42");
+  EXPECT_EQ(s.lists, 1u);
+  EXPECT_EQ(s.watches, 1u);
+}
+
+TEST(ListWatcher, AbortsAFailedListAndReportsTheError) {
+  auto transport = std::make_shared<FakeTransport>("prod");
+  FakeClock clock;
+  ApiClientOptions o;
+  o.clock = &clock;
+  o.max_attempts = 1;
+  ApiClient client(transport, o);
+  transport->Enqueue("/api/v1/nodes?limit=500", FakeReply::Json(R"({"metadata":{"continue":"t"},
+                                                                   "items":[{"metadata":{"name":"a"}}]})"));
+  transport->Enqueue("/api/v1/nodes?limit=500&continue=t", FakeReply::Json("{}", 403));
+  transport->SetDefault("/api/v1/nodes?limit=500", FakeReply::Json(R"({"items":[]})"));
+  transport->SetDefault("/api/v1/nodes?watch", FakeReply::Blocking());
+  RecordingTarget target;
+  ListWatcher w(client, {"nodes", "/api/v1/nodes"}, target);
+  StopSignal stop;
+  std::thread t([&] { w.Run(stop); });
+  ASSERT_TRUE(Eventually([&] { return w.status().synced; }));
+  stop.Stop();
+  t.join();
+  EXPECT_EQ(target.Log(), (std::vector<std::string>{"begin", "item:a", "abort", "begin", "end"}));
+  EXPECT_EQ(w.status().lists, 2u);
+  EXPECT_EQ(clock.Sleeps().size(), 1u);  // one backoff between the two LISTs
+}
+
+}  // namespace
+}  // namespace gpuattr::kube
