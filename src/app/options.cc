@@ -80,9 +80,11 @@ Flags (a flag overrides the same setting in the config file):
                              Default: 20s.   Example: --interval 30s
   --target PIN               scrape this target in addition to discovery; repeatable.
                              Replaces `targets` of the file. Forms:
-                               NAMESPACE/POD-PREFIX:PORT      exporter pods, e.g. gpu-operator/nvidia-dcgm-exporter:9400
-                               NAMESPACE/svc/SERVICE:PORT     a Prometheus-compatible query API,
-                                                              e.g. monitoring/svc/prometheus-k8s:9090
+                               NAMESPACE/POD-PREFIX:PORT   exporter pods whose name starts with
+                                                           POD-PREFIX
+                               NAMESPACE/svc/SERVICE:PORT  a Prometheus-compatible query API
+                             Example: --target gpu-operator/nvidia-dcgm-exporter:9400
+                                      --target monitoring/svc/prometheus-k8s:9090
   --once                     run one cycle, print the exposition on stdout and exit (no server).
   --log.level LEVEL          debug, info, warn or error. Logs are logfmt on stderr.
                              Default: info.   Example: --log.level debug

@@ -63,7 +63,7 @@ std::shared_ptr<const publish::Snapshot> CycleLoop::RunOnce() {
   // Watch for Ctrl-C while the cycle runs: cancelled sessions return promptly.
   bool cancelled = false;
   while (done.load() < n) {
-    if (!cancelled && Shutdown::Instance().WaitFor(std::chrono::milliseconds(50))) {
+    if (!cancelled && Shutdown::Instance().WaitFor(std::chrono::milliseconds(10))) {
       for (auto& s : sessions_) s->Cancel();
       cancelled = true;
     } else if (cancelled) {
@@ -83,6 +83,8 @@ std::shared_ptr<const publish::Snapshot> CycleLoop::RunOnce() {
     if (r.up) c.last_success_unix_seconds = now;
     c.apiserver_requests = std::move(r.apiserver_requests);
     c.errors = std::move(r.errors);
+    // Later stages: copy attribution results here when r.up, keep the previous ones otherwise
+    // (the last good data stays published, dated by last_success_unix_seconds).
     log::Info("cycle finished", {{"cluster", c.cluster},
                                  {"up", c.up ? "true" : "false"},
                                  {"duration_seconds", c.cycle_duration_seconds},

@@ -3,6 +3,7 @@
 #include <httplib.h>
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
+#include <sys/socket.h>
 
 #include <cerrno>
 #include <chrono>
@@ -157,6 +158,12 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(
       res.set_content("404 page not found\n", "text/plain; charset=utf-8");
   });
 
+  // httplib's default sets SO_REUSEPORT, which lets a second gpuattr bind the same port and
+  // silently share the traffic. SO_REUSEADDR alone still allows a quick restart.
+  srv.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   errno = 0;
   if (opt.port == 0) {
     impl->port = srv.bind_to_any_port(opt.host);

@@ -1,0 +1,286 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <csignal>
+#include <future>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "gpuattr/app/run.h"
+#include "gpuattr/app/shutdown.h"
+#include "gpuattr/util/log.h"
+
+namespace gpuattr::app {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using namespace std::chrono_literals;
+
+// A scripted cluster: answers `up` (changeable between cycles), counts its cycles, and can block
+// inside RunCycle until Cancel() is called.
+class FakeSession : public ClusterSession {
+ public:
+  explicit FakeSession(std::string name, bool up = true) : up_(up), name_(std::move(name)) {}
+  std::string Cluster() const override { return name_; }
+  CycleResult RunCycle() override {
+    CycleResult r;
+    int n = ++cycles_;
+    if (block_until_cancel_) {
+      std::unique_lock<std::mutex> lock(mu_);
+      entered_ = true;
+      cv_.notify_all();
+      cv_.wait_for(lock, 10s, [&] { return cancelled_; });
+    }
+    r.up = up_.load();
+    if (!r.up) r.errors.push_back("apiserver \"https://10.0.0.1\" refused the connection <x>");
+    r.apiserver_requests[{"list", "pods", "200"}] = static_cast<uint64_t>(n);
+    return r;
+  }
+  void Cancel() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    cancelled_ = true;
+    cv_.notify_all();
+  }
+  bool WaitEntered() {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, 10s, [&] { return entered_; });
+  }
+
+  std::atomic<int> cycles_{0};
+  std::atomic<bool> up_;
+  bool block_until_cancel_ = false;
+  bool cancelled_ = false;
+
+ private:
+  std::string name_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool entered_ = false;
+};
+
+class AppLoopTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Shutdown::Instance().Reset();
+    log::SetSink([this](std::string_view l) {
+      std::lock_guard<std::mutex> lock(log_mu_);
+      lines_.emplace_back(l);
+    });
+  }
+  void TearDown() override {
+    log::ResetSink();
+    Shutdown::Instance().Uninstall();
+    Shutdown::Instance().Reset();
+  }
+  std::string Logs() {
+    std::lock_guard<std::mutex> lock(log_mu_);
+    std::string all;
+    for (const auto& l : lines_) all += l + "\n";
+    return all;
+  }
+  std::mutex log_mu_;
+  std::vector<std::string> lines_;
+};
+
+TEST_F(AppLoopTest, PublishesOnlyCompleteSnapshotsAndKeepsLastSuccess) {
+  auto store = std::make_shared<publish::SnapshotStore>();
+  SessionList sessions;
+  sessions.push_back(std::make_unique<FakeSession>("a"));
+  sessions.push_back(std::make_unique<FakeSession>("b", false));
+  auto* a = static_cast<FakeSession*>(sessions[0].get());
+  CycleLoop loop(std::move(sessions), store);
+
+  auto before = store->Get();
+  EXPECT_FALSE(before->complete);
+  ASSERT_EQ(before->clusters.size(), 2u);
+  EXPECT_EQ(before->clusters[0].cluster, "a");
+
+  auto first = loop.RunOnce();
+  EXPECT_EQ(store->Get(), first);
+  EXPECT_TRUE(first->complete);
+  EXPECT_TRUE(first->clusters[0].up);
+  EXPECT_TRUE(first->clusters[0].last_success_unix_seconds.has_value());
+  EXPECT_FALSE(first->clusters[1].up);
+  EXPECT_FALSE(first->clusters[1].last_success_unix_seconds.has_value());
+  ASSERT_EQ(first->clusters[1].errors.size(), 1u);
+  EXPECT_EQ(first->clusters[0].apiserver_requests.at({"list", "pods", "200"}), 1u);
+
+  a->up_ = false;  // the cluster goes away: the last success time stays, marking stale data
+  auto second = loop.RunOnce();
+  EXPECT_FALSE(second->clusters[0].up);
+  EXPECT_EQ(second->clusters[0].last_success_unix_seconds,
+            first->clusters[0].last_success_unix_seconds);
+  EXPECT_EQ(second->clusters[0].cycles, 2u);
+  EXPECT_EQ(second->clusters[0].apiserver_requests.at({"list", "pods", "200"}), 2u);
+  // The snapshot published earlier is immutable: readers holding it see the old values.
+  EXPECT_TRUE(first->clusters[0].up);
+
+  std::string logs = Logs();
+  EXPECT_THAT(logs, HasSubstr("level=info msg=\"cycle finished\" cluster=a up=true"));
+  EXPECT_THAT(logs, HasSubstr("level=warn msg=\"cycle error\" cluster=b err="));
+}
+
+TEST_F(AppLoopTest, ClustersRunInParallel) {
+  // Each session waits (bounded) until the other one has started: only a parallel loop lets both
+  // see each other.
+  struct Rendezvous {
+    std::mutex mu;
+    std::condition_variable cv;
+    int arrived = 0;
+  };
+  class MeetSession : public ClusterSession {
+   public:
+    MeetSession(std::string n, Rendezvous& r) : name_(std::move(n)), r_(r) {}
+    std::string Cluster() const override { return name_; }
+    CycleResult RunCycle() override {
+      std::unique_lock<std::mutex> lock(r_.mu);
+      r_.arrived++;
+      r_.cv.notify_all();
+      CycleResult res;
+      res.up = r_.cv.wait_for(lock, 5s, [&] { return r_.arrived >= 2; });
+      return res;
+    }
+
+   private:
+    std::string name_;
+    Rendezvous& r_;
+  };
+  Rendezvous r;
+  SessionList sessions;
+  sessions.push_back(std::make_unique<MeetSession>("x", r));
+  sessions.push_back(std::make_unique<MeetSession>("y", r));
+  CycleLoop loop(std::move(sessions), std::make_shared<publish::SnapshotStore>());
+  auto snap = loop.RunOnce();
+  EXPECT_TRUE(snap->clusters[0].up);
+  EXPECT_TRUE(snap->clusters[1].up);
+}
+
+TEST_F(AppLoopTest, SigtermStopsTheLoopDuringTheWait) {
+  ASSERT_TRUE(Shutdown::Instance().Install().ok());
+  SessionList sessions;
+  sessions.push_back(std::make_unique<FakeSession>("a"));
+  auto* a = static_cast<FakeSession*>(sessions[0].get());
+  CycleLoop loop(std::move(sessions), std::make_shared<publish::SnapshotStore>());
+  // An interval of an hour: only the signal can end the wait.
+  auto done = std::async(std::launch::async, [&] { loop.RunUntilShutdown(std::chrono::hours(1)); });
+  for (int i = 0; i < 1000 && a->cycles_ == 0; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(a->cycles_, 1);
+  ASSERT_EQ(kill(getpid(), SIGTERM), 0);
+  bool stopped = done.wait_for(10s) == std::future_status::ready;
+  if (!stopped) Shutdown::Instance().Request();  // unblock before failing
+  EXPECT_TRUE(stopped) << "the loop did not stop after SIGTERM";
+  done.wait();
+  EXPECT_TRUE(Shutdown::Instance().Requested());
+  EXPECT_EQ(a->cycles_, 1);
+}
+
+TEST_F(AppLoopTest, ShutdownMidCycleCancelsTheSessions) {
+  ASSERT_TRUE(Shutdown::Instance().Install().ok());
+  SessionList sessions;
+  sessions.push_back(std::make_unique<FakeSession>("slow"));
+  auto* slow = static_cast<FakeSession*>(sessions[0].get());
+  slow->block_until_cancel_ = true;
+  CycleLoop loop(std::move(sessions), std::make_shared<publish::SnapshotStore>());
+  auto done = std::async(std::launch::async, [&] { return loop.RunOnce(); });
+  ASSERT_TRUE(slow->WaitEntered());
+  ASSERT_EQ(kill(getpid(), SIGINT), 0);
+  ASSERT_EQ(done.wait_for(10s), std::future_status::ready);
+  EXPECT_TRUE(slow->cancelled_);
+  EXPECT_TRUE(done.get()->complete);
+}
+
+TEST_F(AppLoopTest, ShutdownWaitEndsOnRequestAndOnlyThen) {
+  ASSERT_TRUE(Shutdown::Instance().Install().ok());
+  EXPECT_FALSE(Shutdown::Instance().WaitFor(20ms));  // nobody asked: the wait simply ends
+  EXPECT_FALSE(Shutdown::Instance().Requested());
+  std::thread other([] { Shutdown::Instance().Request(); });
+  EXPECT_TRUE(Shutdown::Instance().WaitFor(10s));
+  other.join();
+  EXPECT_TRUE(Shutdown::Instance().WaitFor(0ms));  // stays requested for every later wait
+  Shutdown::Instance().Reset();
+  EXPECT_FALSE(Shutdown::Instance().Requested());
+}
+
+TEST_F(AppLoopTest, OncePrintsTheExpositionAndExitsZero) {
+  Config cfg;
+  cfg.once = true;
+  cfg.clusters = {{"ctx-a", "lab"}};
+  SessionFactory factory = [](const Config& c) -> Result<SessionList> {
+    SessionList s;
+    for (const auto& cl : c.clusters) s.push_back(std::make_unique<FakeSession>(cl.Label()));
+    return s;
+  };
+  std::ostringstream out, err;
+  EXPECT_EQ(app::Run(cfg, factory, out, err), kExitOk);
+  EXPECT_THAT(out.str(), HasSubstr("gpuattr_cluster_up{cluster=\"lab\"} 1\n"));
+  EXPECT_THAT(out.str(), HasSubstr("gpuattr_apiserver_requests_total{cluster=\"lab\""));
+  EXPECT_EQ(err.str(), "");
+}
+
+TEST_F(AppLoopTest, OnceFailsClearlyWhenNoClusterAnswers) {
+  Config cfg;
+  cfg.once = true;
+  cfg.clusters = {{"a", ""}, {"b", ""}};
+  SessionFactory factory = [](const Config& c) -> Result<SessionList> {
+    SessionList s;
+    for (const auto& cl : c.clusters) s.push_back(std::make_unique<FakeSession>(cl.Label(), false));
+    return s;
+  };
+  std::ostringstream out, err;
+  EXPECT_EQ(app::Run(cfg, factory, out, err), kExitFailure);
+  EXPECT_THAT(err.str(), HasSubstr("gpuattr: no cluster answered"));
+  EXPECT_THAT(err.str(), HasSubstr("a: apiserver \"https://10.0.0.1\" refused the connection"));
+  EXPECT_THAT(out.str(), HasSubstr("gpuattr_cluster_up{cluster=\"b\"} 0\n"));
+}
+
+TEST_F(AppLoopTest, FactoryErrorsAreUsageErrorsNamingTheCause) {
+  Config cfg;
+  cfg.once = true;
+  SessionFactory factory = [](const Config&) -> Result<SessionList> {
+    return MakeError(ErrorCode::kNotFound, "context \"nope\" not found in /home/me/.kube/config");
+  };
+  std::ostringstream out, err;
+  EXPECT_EQ(app::Run(cfg, factory, out, err), kExitUsage);
+  EXPECT_THAT(err.str(), HasSubstr("context \"nope\" not found"));
+  EXPECT_EQ(out.str(), "");
+}
+
+TEST_F(AppLoopTest, PlaceholderSessionsSaySoAndNameTheCluster) {
+  Config cfg;
+  auto s = MakePlaceholderSessions(cfg);
+  ASSERT_TRUE(s.ok());
+  ASSERT_EQ(s->size(), 1u);
+  EXPECT_EQ((*s)[0]->Cluster(), "current-context");
+  CycleResult r = (*s)[0]->RunCycle();
+  EXPECT_FALSE(r.up);
+  ASSERT_EQ(r.errors.size(), 1u);
+  cfg.clusters = {{"ctx", "named"}, {"other", ""}};
+  s = MakePlaceholderSessions(cfg);
+  ASSERT_EQ(s->size(), 2u);
+  EXPECT_EQ((*s)[0]->Cluster(), "named");
+  EXPECT_EQ((*s)[1]->Cluster(), "other");
+}
+
+TEST_F(AppLoopTest, CredentialsAreReadFromFilesAndErrorsNameTheFile) {
+  char path[] = "/tmp/gpuattr-pw-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, "s3cret\n", 7), 7);
+  close(fd);
+  auto ok = ReadCredentials({{"prom", path}});
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_EQ((*ok)[0].password, "s3cret");
+  auto missing = ReadCredentials({{"prom", "/nonexistent/pw"}});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.error().message, HasSubstr("/nonexistent/pw"));
+  EXPECT_THAT(missing.error().message, Not(HasSubstr("s3cret")));
+  unlink(path);
+}
+
+}  // namespace
+}  // namespace gpuattr::app

@@ -1,0 +1,151 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "gpuattr/app/build_info.h"
+#include "gpuattr/publish/families.h"
+#include "gpuattr/publish/status_page.h"
+
+namespace gpuattr::publish {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+ClusterSnapshot Pending(std::string name) {
+  ClusterSnapshot c;
+  c.cluster = std::move(name);
+  return c;
+}
+
+Snapshot TwoClusters() {
+  Snapshot s;
+  s.complete = true;
+  ClusterSnapshot a;
+  a.cluster = "kind-gpu";
+  a.up = true;
+  a.cycles = 3;
+  a.cycle_duration_seconds = 0.25;
+  a.last_success_unix_seconds = 1764460800;
+  a.last_attempt_unix_seconds = 1764460800;
+  a.apiserver_requests[{"list", "pods", "200"}] = 2;
+  a.apiserver_requests[{"watch", "pods", "200"}] = 1;
+  a.apiserver_requests[{"get", "pods/proxy", "error"}] = 4;
+  ClusterSnapshot b;
+  b.cluster = "prod \"eu\"";  // label values are escaped by the serializer
+  b.up = false;
+  b.cycles = 1;
+  b.cycle_duration_seconds = 15;
+  b.errors = {"connect: connection refused"};
+  s.clusters = {a, b};
+  return s;
+}
+
+TEST(PublishFamilies, EveryFamilyIsDeclaredOnceAcrossTheTable) {
+  std::set<std::string> names;
+  for (const FamilyGroup* g : FamilyGroups()) {
+    ASSERT_NE(g, nullptr);
+    EXPECT_FALSE(g->name.empty());
+    EXPECT_FALSE(g->families.empty()) << g->name;
+    for (const FamilySpec& f : g->families) {
+      EXPECT_TRUE(names.insert(std::string(f.name)).second) << f.name << " declared twice";
+      EXPECT_TRUE(f.name.starts_with("gpuattr_")) << f.name;
+      EXPECT_GT(f.help.size(), 20u) << f.name << ": HELP must say what the number means";
+      if (f.type == prometheus::MetricType::Counter)
+        EXPECT_TRUE(f.name.ends_with("_total")) << f.name;
+      else
+        EXPECT_EQ(f.type, prometheus::MetricType::Gauge) << f.name;
+    }
+  }
+  for (const char* want :
+       {"gpuattr_build_info", "gpuattr_cluster_up", "gpuattr_last_cycle_timestamp_seconds",
+        "gpuattr_cycle_duration_seconds", "gpuattr_apiserver_requests_total"})
+    EXPECT_TRUE(names.count(want)) << want;
+}
+
+TEST(PublishFamilies, EmittedFamiliesAreUniqueAndTabled) {
+  std::set<std::string> tabled;
+  for (const FamilyGroup* g : FamilyGroups())
+    for (const FamilySpec& f : g->families) tabled.insert(std::string(f.name));
+  std::set<std::string> seen;
+  for (const auto& fam : BuildFamilies(TwoClusters())) {
+    EXPECT_TRUE(seen.insert(fam.name).second) << fam.name << " emitted twice";
+    EXPECT_TRUE(tabled.count(fam.name)) << fam.name << " is not in the family table";
+    for (const auto& m : fam.metric) {
+      bool has_cluster = false;
+      for (const auto& l : m.label) has_cluster |= l.name == "cluster";
+      EXPECT_TRUE(has_cluster) << fam.name << " series without a cluster label";
+    }
+  }
+  EXPECT_EQ(seen.size(), tabled.size()) << "a rich snapshot should exercise every family";
+}
+
+TEST(PublishFamilies, SelfMetricsText) {
+  std::string text = RenderText(TwoClusters());
+  const std::string rev = build::kRevision, ver = build::kVersion;
+  EXPECT_THAT(text, HasSubstr("# TYPE gpuattr_build_info gauge\n"));
+  EXPECT_THAT(text, HasSubstr("gpuattr_build_info{cluster=\"kind-gpu\",revision=\"" + rev +
+                              "\",version=\"" + ver + "\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("gpuattr_cluster_up{cluster=\"kind-gpu\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("gpuattr_cluster_up{cluster=\"prod \\\"eu\\\"\"} 0\n"));
+  EXPECT_THAT(text,
+              HasSubstr("gpuattr_last_cycle_timestamp_seconds{cluster=\"kind-gpu\"} 1764460800\n"));
+  // Absent means unknown: the cluster that never succeeded has no timestamp at all.
+  EXPECT_THAT(text, Not(HasSubstr("gpuattr_last_cycle_timestamp_seconds{cluster=\"prod")));
+  EXPECT_THAT(text, HasSubstr("gpuattr_cycle_duration_seconds{cluster=\"kind-gpu\"} 0.25\n"));
+  EXPECT_THAT(text, HasSubstr("gpuattr_cycle_duration_seconds{cluster=\"prod \\\"eu\\\"\"} 15\n"));
+  EXPECT_THAT(text, HasSubstr("# TYPE gpuattr_apiserver_requests_total counter\n"));
+  EXPECT_THAT(text, HasSubstr("gpuattr_apiserver_requests_total{cluster=\"kind-gpu\",code=\"200\","
+                              "resource=\"pods\",verb=\"list\"} 2\n"));
+  EXPECT_THAT(text,
+              HasSubstr("gpuattr_apiserver_requests_total{cluster=\"kind-gpu\",code=\"error\","
+                        "resource=\"pods/proxy\",verb=\"get\"} 4\n"));
+  EXPECT_THAT(text, HasSubstr("# HELP gpuattr_cluster_up 1 when"));
+}
+
+TEST(PublishFamilies, VanishedClusterVanishesAndEmptyFamiliesAreLeftOut) {
+  Snapshot s = TwoClusters();
+  s.clusters.pop_back();
+  std::string text = RenderText(s);
+  EXPECT_THAT(text, Not(HasSubstr("prod")));
+  Snapshot empty;
+  EXPECT_EQ(RenderText(empty), "");
+  // Before the first cycle: no duration, no timestamp, cluster_up 0.
+  Snapshot pending;
+  pending.clusters.push_back(Pending("c"));
+  std::string p = RenderText(pending);
+  EXPECT_THAT(p, HasSubstr("gpuattr_cluster_up{cluster=\"c\"} 0\n"));
+  EXPECT_THAT(p, Not(HasSubstr("gpuattr_cycle_duration_seconds")));
+  EXPECT_THAT(p, Not(HasSubstr("gpuattr_last_cycle_timestamp_seconds")));
+}
+
+TEST(PublishStatusPage, EscapesEverythingFromTheSnapshot) {
+  Snapshot s = TwoClusters();
+  s.clusters[0].cluster = "<script>alert(1)</script>";
+  s.clusters[1].errors = {"pods is forbidden: User \"x\" cannot list <b>pods</b> & more"};
+  std::string html = RenderStatusPage(s, 1764460812);
+  EXPECT_THAT(html, Not(HasSubstr("<script>")));
+  EXPECT_THAT(html, HasSubstr("&lt;script&gt;alert(1)&lt;/script&gt;"));
+  EXPECT_THAT(html, Not(HasSubstr("<b>pods</b>")));
+  EXPECT_THAT(html, HasSubstr("User &quot;x&quot; cannot list &lt;b&gt;pods&lt;/b&gt; &amp; more"));
+  EXPECT_THAT(html, HasSubstr("class=\"up\">up<"));
+  EXPECT_THAT(html, HasSubstr("class=\"down\">down<"));
+  EXPECT_THAT(html, HasSubstr("2025-11-30 00:00:00 UTC (12 s ago)"));
+  EXPECT_THAT(html, HasSubstr("Exporters found"));
+  EXPECT_THAT(html, HasSubstr("Probes"));
+}
+
+TEST(PublishStatusPage, PendingBeforeFirstCycle) {
+  Snapshot s;
+  s.clusters.push_back(Pending("c"));
+  std::string html = RenderStatusPage(s, 0);
+  EXPECT_THAT(html, HasSubstr("The first cycle has not finished yet."));
+  EXPECT_THAT(html, HasSubstr(">pending<"));
+  EXPECT_EQ(HtmlEscape("a'b\"c<d>&"), "a&#39;b&quot;c&lt;d&gt;&amp;");
+}
+
+}  // namespace
+}  // namespace gpuattr::publish
