@@ -1452,11 +1452,13 @@ std::vector<RequestRecord> FakeApiServer::Requests() const {
   return impl_->log;
 }
 
-size_t FakeApiServer::CountRequests(const std::string& verb, const std::string& path_prefix) const {
+size_t FakeApiServer::CountRequests(const std::string& verb, const std::string& path_prefix,
+                                    std::chrono::system_clock::time_point since) const {
   std::lock_guard lk(impl_->log_mu);
   return static_cast<size_t>(
       std::count_if(impl_->log.begin(), impl_->log.end(), [&](const RequestRecord& r) {
-        return (verb.empty() || r.verb == verb) && r.path.starts_with(path_prefix);
+        return (verb.empty() || r.verb == verb) && r.path.starts_with(path_prefix) &&
+               r.time >= since;
       }));
 }
 

@@ -79,8 +79,10 @@ class FakeApiServer {
 
   // ---- Request log (thread-safe).
   std::vector<RequestRecord> Requests() const;
-  // Requests with this verb ("" = any) whose path starts with `path_prefix`.
-  size_t CountRequests(const std::string& verb, const std::string& path_prefix = "") const;
+  // Requests with this verb ("" = any) whose path starts with `path_prefix`, arrived at or after
+  // `since` (politeness tests: LISTs and proxy GETs in the last minute).
+  size_t CountRequests(const std::string& verb, const std::string& path_prefix = "",
+                       std::chrono::system_clock::time_point since = {}) const;
   void ResetRequests();
 
   // ---- In-process mutations (thread-safe). Each bumps the resourceVersion and emits a watch

@@ -117,13 +117,13 @@ Result<std::string> StringAt(const YAML::Node& n, const std::string& where,
 }
 
 Status CheckKeys(const YAML::Node& map, const std::set<std::string>& allowed,
-                 const std::string& where) {
+                 const std::string& source) {
   for (const auto& kv : map) {
     std::string key = kv.first.Scalar();
     if (!allowed.count(key)) {
       std::string list;
       for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-      return Invalid(At(where, kv.first.Mark()) + ": unknown key `" + key + "` (known: " + list +
+      return Invalid(At(source, kv.first.Mark()) + ": unknown key `" + key + "` (known: " + list +
                      ")");
     }
   }
@@ -218,7 +218,7 @@ Result<std::vector<FaultRule>> ParseFaultsYaml(const std::string& text, const st
               r,
               {"path", "path_regex", "verb", "query_contains", "delay", "status", "retry_after",
                "message", "body", "truncate_at", "oversize_bytes", "times"},
-              where);
+              source);
           !st)
         return st.error();
       FaultRule rule;
@@ -289,7 +289,8 @@ Result<std::vector<ScriptedEvent>> ParseWatchYaml(const std::string& text,
     for (const YAML::Node& e : doc) {
       std::string where = At(source, e.Mark());
       if (!e.IsMap()) return Invalid(where + ": a watch event must be a mapping");
-      if (auto st = CheckKeys(e, {"type", "object", "ref", "patch", "delay", "after_watch"}, where);
+      if (auto st =
+              CheckKeys(e, {"type", "object", "ref", "patch", "delay", "after_watch"}, source);
           !st)
         return st.error();
       ScriptedEvent ev;
@@ -324,7 +325,7 @@ Result<std::vector<ScriptedEvent>> ParseWatchYaml(const std::string& text,
         std::string at = At(source, ref.Mark());
         if (!ref.IsMap())
           return Invalid(at + ": `ref` must be a mapping {resource, namespace, name}");
-        if (auto st = CheckKeys(ref, {"resource", "kind", "namespace", "name"}, at); !st)
+        if (auto st = CheckKeys(ref, {"resource", "kind", "namespace", "name"}, source); !st)
           return st.error();
         if (ref["kind"]) ev.resource = ResourceForKind(ref["kind"].Scalar());
         if (ref["resource"]) ev.resource = ref["resource"].Scalar();
@@ -368,7 +369,8 @@ Result<std::vector<PromAnswer>> ParsePromAnswersYaml(const std::string& text,
     for (const YAML::Node& a : doc) {
       std::string where = At(source, a.Mark());
       if (!a.IsMap()) return Invalid(where + ": a query answer must be a mapping");
-      if (auto st = CheckKeys(a, {"query", "contains", "regex", "result", "body", "status"}, where);
+      if (auto st =
+              CheckKeys(a, {"query", "contains", "regex", "result", "body", "status"}, source);
           !st)
         return st.error();
       PromAnswer ans;
@@ -440,7 +442,8 @@ Status LoadCluster(const fs::path& path, Scenario& sc, bool& dra_given) {
     if (doc.IsNull()) continue;
     std::string where = At(path.string(), doc.Mark());
     if (!doc.IsMap()) return Invalid(where + ": cluster.yaml must be a mapping");
-    if (auto st = CheckKeys(doc, {"server_version", "dra_versions"}, where); !st) return st.error();
+    if (auto st = CheckKeys(doc, {"server_version", "dra_versions"}, path.string()); !st)
+      return st.error();
     if (doc["server_version"]) {
       sc.git_version = doc["server_version"].Scalar();
       static const std::regex kVersion("v1\\.[0-9]+\\.[0-9]+.*");
