@@ -49,6 +49,37 @@ TEST_P(AttributionGolden, PromtoolCheckMetricsPrintsNothing) {
   fs::remove(out);
 }
 
+TEST_P(AttributionGolden, EverySeriesHasClusterAndNoEmptyLabel) {
+  auto c = LoadAttributionCase(GetParam());
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  std::string text = RenderAttribution(AttributeCase(*c, "prod-eu"));
+  size_t series = 0, pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(pos, end - pos);
+    pos = end + 1;
+    if (line.empty() || line[0] == '#') continue;
+    ++series;
+    EXPECT_NE(line.find("cluster=\"prod-eu\""), std::string::npos) << line;
+    EXPECT_EQ(line.find("=\"\""), std::string::npos) << line;
+    EXPECT_EQ(line.find("Nan"), std::string::npos) << line;
+  }
+  EXPECT_GT(series, 10u);
+}
+
+TEST(AttributionPublish, RichAttributionExercisesEveryFamilyOfTheGroups) {
+  static const std::set<std::string_view> kGroups = {"devices", "pods", "namespaces", "node_power"};
+  std::set<std::string> tabled;
+  for (const publish::FamilyGroup* g : publish::FamilyGroups())
+    if (kGroups.count(g->name))
+      for (const publish::FamilySpec& f : g->families) tabled.insert(std::string(f.name));
+  std::string text = RenderAttribution(RichAttribution());
+  for (const std::string& name : tabled)
+    EXPECT_NE(text.find("\n" + name + "{"), std::string::npos) << name;
+  EXPECT_EQ(tabled.size(), 31u);
+}
+
 std::string Name(const ::testing::TestParamInfo<fs::path>& info) {
   std::string n = info.param.filename().string();
   for (char& ch : n)

@@ -105,6 +105,51 @@ inline std::string RenderAttribution(const attribution::Attribution& a) {
   return prometheus::TextSerializer().Serialize(families);
 }
 
+// An attribution that exercises every family of the attribution groups (all tiers, MIG, a
+// time-sliced device, an unrequested pod, candidate pods, an idle pod), for publish tests.
+inline attribution::Attribution RichAttribution(const std::string& cluster = "test") {
+  static const kube::ClusterObjects* objects = [] {
+    auto* o = new kube::ClusterObjects;
+    kube::Pod cand;
+    cand.namespace_ = "v";
+    cand.name = "cand";
+    cand.node_name = "n3";
+    cand.phase = "Running";
+    kube::Container c;
+    c.limits["nvidia.com/gpu"] = 1;
+    cand.containers.push_back(c);
+    o->pods["v/cand"] = cand;
+    kube::Pod nb;
+    nb.namespace_ = "lab";
+    nb.name = "nb";
+    nb.node_name = "n2";
+    nb.phase = "Running";
+    o->pods["lab/nb"] = nb;
+    return o;
+  }();
+  const std::string l0 = "gpu=\"0\",UUID=\"U0\",modelName=\"M\",namespace=\"a\",pod=\"x\"";
+  const std::string l1 =
+      "gpu=\"1\",UUID=\"U1\",GPU_I_PROFILE=\"1g.10gb\",GPU_I_ID=\"7\",namespace=\"b\",pod=\"y\"";
+  std::string dcgm;
+  for (const std::string& l : {l0, l1})
+    dcgm += "DCGM_FI_DEV_GPU_UTIL{" + l + "} 1\nDCGM_FI_PROF_SM_ACTIVE{" + l +
+            "} 0.5\nDCGM_FI_PROF_PIPE_TENSOR_ACTIVE{" + l + "} 0.2\nDCGM_FI_PROF_DRAM_ACTIVE{" + l +
+            "} 0.1\nDCGM_FI_DEV_FB_USED{" + l + "} 1000\nDCGM_FI_DEV_FB_FREE{" + l +
+            "} 9000\nDCGM_FI_DEV_POWER_USAGE{" + l + "} 100\nDCGM_FI_DEV_GPU_TEMP{" + l + "} 50\n";
+  std::string proc =
+      "gpu_process_memory_bytes{namespace=\"lab\",pod=\"nb\",pid=\"1\",gpu=\"0\",uuid=\"P0\"} "
+      "1e9\ngpu_process_utilization_percent{namespace=\"lab\",pod=\"nb\",pid=\"1\",gpu=\"0\","
+      "uuid=\"P0\"} 1\ngpu_total_memory_bytes{gpu=\"0\",uuid=\"P0\"} 8e9\n"
+      "gpu_power_usage_watts{gpu=\"0\",uuid=\"P0\"} 80\n";
+  std::string plain = "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"N0\"} 30\n";
+  std::vector<attribution::ExporterReadings> exporters;
+  for (auto [node, body] :
+       {std::pair<std::string, std::string>{"n1", dcgm}, {"n2", proc}, {"n3", plain}})
+    if (auto e = ReadExporter("gpu", "exp-" + node, node, body)) exporters.push_back(std::move(*e));
+  return attribution::Attribute(
+      attribution::AttributionInput{cluster, *objects, std::move(exporters), {}});
+}
+
 inline std::vector<std::filesystem::path> AttributionScenarioDirs() {
   std::vector<std::filesystem::path> out;
   auto root = std::filesystem::path(GPUATTR_SOURCE_DIR) / "fixtures" / "scenarios";
