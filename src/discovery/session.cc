@@ -32,13 +32,42 @@ std::shared_ptr<const SessionCycle> KubeClusterSession::LastCycle() const {
   return last_;
 }
 
+namespace {
+
+// The scraped readings and the cached objects of one cycle, attributed (pure).
+attribution::Attribution Attribute(const CycleInput& in, const attribution::AttributionParams& p) {
+  attribution::AttributionInput a{in.cluster, *in.objects, {}, p};
+  a.exporters.reserve(in.exporters.size());
+  for (const ExporterData& e : in.exporters)
+    a.exporters.push_back({e.namespace_, e.pod, e.node, e.readings});
+  return attribution::Attribute(a);
+}
+
+}  // namespace
+
+// True once every kind completed its first LIST. Returns false early when every kind still
+// missing has already failed (an unreachable or forbidding apiserver): the cycle then reports the
+// cluster down with the error at once, rather than after sync_timeout, while the cache keeps
+// retrying with backoff in the background.
+bool KubeClusterSession::WaitForFirstLists() {
+  const auto deadline = std::chrono::steady_clock::now() + options_.sync_timeout;
+  while (!stop_.stopped() && std::chrono::steady_clock::now() < deadline) {
+    if (cache_->WaitSynced(std::chrono::milliseconds(50))) return true;
+    bool all_missing_failed = true;
+    for (const kube::KindStatus& k : cache_->KindStatuses())
+      if (!k.synced && k.last_error.empty()) all_missing_failed = false;
+    if (all_missing_failed) return false;
+  }
+  return false;
+}
+
 app::CycleResult KubeClusterSession::RunCycle() {
   auto cycle = std::make_shared<SessionCycle>();
   if (!started_ && !stop_.stopped()) {
     cache_->Start();
     started_ = true;
   }
-  const bool synced = !stop_.stopped() && cache_->WaitSynced(options_.sync_timeout);
+  const bool synced = WaitForFirstLists();
   std::set<std::string> seen;
   for (const kube::KindStatus& k : cache_->KindStatuses()) {
     if (!k.last_error.empty() && seen.insert(k.last_error).second)
@@ -66,7 +95,11 @@ app::CycleResult KubeClusterSession::RunCycle() {
   result.up = cycle->up;
   result.errors = cycle->errors;
   result.apiserver_requests = cycle->apiserver_requests;
-  if (synced) result.discovery = std::make_shared<const DiscoveryReport>(cycle->report);
+  if (synced) {
+    result.discovery = std::make_shared<const DiscoveryReport>(cycle->report);
+    result.attribution = std::make_shared<const attribution::Attribution>(
+        Attribute(cycle->input, options_.attribution));
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     last_ = std::move(cycle);

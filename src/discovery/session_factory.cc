@@ -27,6 +27,8 @@ KubeSessionOptions SessionOptionsFromConfig(const app::Config& config) {
   o.discovery.ttls.result = config.discovery.cache;
   o.discovery.ttls.inference_negative = config.discovery.not_inference_cache;
   o.discovery.ttls.inference_error = config.discovery.error_cache;
+  o.attribution.idle_utilization_below = config.idle.utilization_below;
+  o.attribution.idle_memory_at_least_bytes = static_cast<double>(config.idle.memory_at_least_bytes);
   return o;
 }
 

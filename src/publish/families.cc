@@ -2,6 +2,11 @@
 
 #include <prometheus/text_serializer.h>
 
+#include "gpuattr/publish/devices.h"
+#include "gpuattr/publish/namespaces.h"
+#include "gpuattr/publish/node_power.h"
+#include "gpuattr/publish/pods.h"
+
 namespace gpuattr::publish {
 namespace {
 
@@ -10,6 +15,10 @@ namespace {
 constexpr const FamilyGroup* kGroups[] = {
     &kSelfMetricsGroup,
     &kDiscoveryGroup,
+    &kDevicesGroup,
+    &kPodsGroup,
+    &kNamespacesGroup,
+    &kNodePowerGroup,
 };
 
 }  // namespace

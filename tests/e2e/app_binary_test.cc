@@ -162,8 +162,9 @@ TEST(AppBinary, BadConfigExitsTwoNamingFileAndKey) {
 }
 
 TEST(AppBinary, ExampleConfigIsAccepted) {
+  TempDir dir;
   Ran r = RunBinary({"--config.file", GPUATTR_SOURCE_DIR "/config/gpuattr.example.yaml", "--once",
-                     "--log.level", "error"});
+                     "--kubeconfig", UnreachableKubeconfig(dir), "--log.level", "error"});
   // Loaded fine: the outcome is about clusters now (no usage error).
   EXPECT_NE(r.code, 2) << r.err;
   EXPECT_THAT(r.out, HasSubstr("gpuattr_build_info"));

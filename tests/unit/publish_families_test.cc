@@ -5,7 +5,9 @@
 #include <set>
 #include <string>
 
+#include "golden/attribution_harness.h"
 #include "gpuattr/app/build_info.h"
+#include "gpuattr/discovery/report.h"
 #include "gpuattr/publish/families.h"
 #include "gpuattr/publish/status_page.h"
 
@@ -34,6 +36,14 @@ Snapshot TwoClusters() {
   a.apiserver_requests[{"list", "pods", "200"}] = 2;
   a.apiserver_requests[{"watch", "pods", "200"}] = 1;
   a.apiserver_requests[{"get", "pods/proxy", "error"}] = 4;
+  auto report = std::make_shared<discovery::DiscoveryReport>();
+  report->cluster = a.cluster;
+  report->exporters.push_back({"gpu-operator", "dcgm-exporter-x", "gpu-node-1", 9400, "dcgm", true,
+                               200, "", 0.05, 60000, 0});
+  report->outcome_counts = {{"accepted", 1}, {"unrecognised", 0}, {"error", 0}, {"pinned", 0}};
+  a.discovery = report;
+  a.attribution = std::make_shared<attribution::Attribution>(
+      gpuattr::testing::RichAttribution(a.cluster));
   ClusterSnapshot b;
   b.cluster = "prod \"eu\"";  // label values are escaped by the serializer
   b.up = false;
@@ -134,8 +144,8 @@ TEST(PublishStatusPage, EscapesEverythingFromTheSnapshot) {
   EXPECT_THAT(html, HasSubstr("class=\"up\">up<"));
   EXPECT_THAT(html, HasSubstr("class=\"down\">down<"));
   EXPECT_THAT(html, HasSubstr("2025-11-30 00:00:00 UTC (12 s ago)"));
-  EXPECT_THAT(html, HasSubstr("Exporters found"));
-  EXPECT_THAT(html, HasSubstr("Probes"));
+  EXPECT_THAT(html, HasSubstr("Exporters and probes"));
+  EXPECT_THAT(html, HasSubstr("dcgm-exporter-x"));  // the discovery section of the report
 }
 
 TEST(PublishStatusPage, PendingBeforeFirstCycle) {

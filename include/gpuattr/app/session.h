@@ -20,6 +20,8 @@ struct CycleResult {
   publish::RequestCounts apiserver_requests;  // cumulative since the session started
   // Absent when the cycle did not get as far as discovery; the previous report stays published.
   std::shared_ptr<const discovery::DiscoveryReport> discovery;
+  // Absent when the cycle failed; the previous attribution stays published (last good data).
+  std::shared_ptr<const attribution::Attribution> attribution;
 };
 
 class ClusterSession {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gpuattr/app/session.h"
+#include "gpuattr/attribution/attribution.h"
 #include "gpuattr/discovery/discovery.h"
 #include "gpuattr/kube/api_client.h"
 #include "gpuattr/kube/object_cache.h"
@@ -22,8 +23,9 @@ namespace gpuattr::discovery {
 
 struct KubeSessionOptions {
   DiscoveryOptions discovery;
-  kube::ApiClientOptions api;      // api.clock also drives retry waits
-  kube::ObjectCacheOptions cache;  // which kinds to watch
+  attribution::AttributionParams attribution;  // idle thresholds
+  kube::ApiClientOptions api;                  // api.clock also drives retry waits
+  kube::ObjectCacheOptions cache;              // which kinds to watch
   // How long the first cycle waits (real time) for the first LIST of every kind.
   std::chrono::milliseconds sync_timeout{30000};
   Clock* clock = nullptr;  // cache expiries and timestamps; SystemClock() when null
@@ -63,6 +65,8 @@ class KubeClusterSession : public app::ClusterSession {
   const Discovery& discovery() const { return discovery_; }
 
  private:
+  bool WaitForFirstLists();
+
   std::string cluster_;
   KubeSessionOptions options_;
   Clock& clock_;

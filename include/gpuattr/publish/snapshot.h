@@ -14,6 +14,9 @@
 namespace gpuattr::discovery {
 struct DiscoveryReport;
 }  // namespace gpuattr::discovery
+namespace gpuattr::attribution {
+struct Attribution;  // attribution/types.h
+}  // namespace gpuattr::attribution
 
 namespace gpuattr::publish {
 
@@ -39,6 +42,8 @@ struct ClusterSnapshot {
   std::vector<std::string> errors;  // from the latest cycle, human-readable, no secrets
   // What discovery found and probed in the latest cycle that got that far (exporters, probes).
   std::shared_ptr<const discovery::DiscoveryReport> discovery;
+  // Devices, cards, pods, namespaces, node power of the latest successful cycle; null until one.
+  std::shared_ptr<const attribution::Attribution> attribution;
 };
 
 struct Snapshot {

@@ -1,0 +1,52 @@
+// Attribution (DESIGN section 5): normalised exporter readings + Kubernetes objects → who uses
+// which device, card, watt and byte. Pure: the same input always gives the same output, no I/O.
+//
+//   Attribution a = Attribute(input);   // devices, cards, pods, links, namespaces, node power
+//
+// Conventions: every quantity is in base units (bytes, watts, ratios 0..1, °C); std::optional
+// means "unknown" and is never published as 0. Vectors are sorted by their keys, so output is
+// deterministic.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "gpuattr/attribution/types.h"
+#include "gpuattr/kube/objects.h"
+#include "gpuattr/sources/readings.h"
+
+namespace gpuattr::attribution {
+
+enum class ExporterKind { kDcgm, kProcess };
+
+// One scraped GPU exporter: where it runs and what it said.
+struct ExporterReadings {
+  std::string namespace_;  // the exporter pod
+  std::string pod;
+  // The exporter pod's spec.nodeName. When empty, the pod is looked up in the cluster objects,
+  // and only then dcgm's hostname label is used (it is often the exporter pod's own name).
+  std::string node;
+  std::variant<sources::DcgmReadings, sources::ProcessReadings> readings;
+
+  ExporterKind kind() const {
+    return readings.index() == 0 ? ExporterKind::kDcgm : ExporterKind::kProcess;
+  }
+};
+
+struct AttributionParams {
+  double idle_utilization_below = 0.05;                 // ratio
+  double idle_memory_at_least_bytes = 256.0 * 1048576;  // 256 MiB
+};
+
+struct AttributionInput {
+  std::string cluster;
+  const kube::ClusterObjects& objects;
+  std::vector<ExporterReadings> exporters;
+  AttributionParams params;
+};
+
+Attribution Attribute(const AttributionInput& input);
+
+}  // namespace gpuattr::attribution

@@ -1,0 +1,26 @@
+// Label sets shared by the attribution family groups (devices, pods, namespaces, node power).
+#pragma once
+
+#include "gpuattr/attribution/types.h"
+#include "gpuattr/publish/families.h"
+
+namespace gpuattr::publish {
+
+// cluster, node, gpu and gpu_instance (left out for a whole GPU: absent, not "").
+inline Labels DeviceLabels(const std::string& cluster, const attribution::DeviceId& id) {
+  Labels l{{"cluster", cluster}, {"node", id.node}, {"gpu", id.gpu}};
+  if (id.gpu_instance) l.emplace("gpu_instance", *id.gpu_instance);
+  return l;
+}
+
+inline Labels PodLabels(const std::string& cluster, const attribution::PodId& id) {
+  return Labels{{"cluster", cluster}, {"namespace", id.namespace_}, {"pod", id.name}};
+}
+
+// Adds a series only when the value is known: absent means unknown, never a fake 0.
+inline void AddKnown(FamilyWriter& w, const FamilySpec& spec, Labels labels,
+                     const std::optional<double>& value) {
+  if (value) w.Add(spec, std::move(labels), *value);
+}
+
+}  // namespace gpuattr::publish

@@ -1,0 +1,273 @@
+// Pods on devices, decided per node by tier (DESIGN section 5):
+//   process tier  — pods from per-process memory; power by share of the device's total memory;
+//   dcgm_pod      — one pod per (namespace, pod) on each device line; time-sliced devices split;
+//   dcgm_no_pod   — no owner is guessed: devices get candidate pods, power stays unattributed.
+#include <algorithm>
+#include <set>
+#include <tuple>
+
+#include "gpuattr/attribution/kube_view.h"
+#include "gpuattr/attribution/work.h"
+
+namespace gpuattr::attribution {
+namespace {
+
+using DeviceRange = std::vector<DeviceWork*>;
+
+DeviceRange DevicesOfNode(Work& work, const std::string& node) {
+  DeviceRange out;
+  for (auto it = work.devices.lower_bound(DeviceId{node, "", std::nullopt});
+       it != work.devices.end() && it->first.node == node; ++it)
+    out.push_back(&it->second);
+  return out;
+}
+
+Sharing ExclusiveSharing(const Device& d) {
+  return d.id.gpu_instance ? Sharing::kMig : Sharing::kExclusive;
+}
+
+// Shares above 1 in total (inconsistent memory figures) are scaled down so that a device never
+// gives away more than itself.
+void NormaliseShares(std::vector<PodDevice*>& links) {
+  double sum = 0;
+  for (const PodDevice* l : links) sum += l->share;
+  if (sum > 1)
+    for (PodDevice* l : links) l->share /= sum;
+}
+
+void ApplyShare(const Device& d, PodDevice& link) {
+  if (d.power_watts) link.power_watts = *d.power_watts * link.share;
+  link.gpu_equivalents = d.gpu_equivalents * link.share;
+}
+
+// What one pod's dcgm lines say about one device. A pod with several lines (dcgm-exporter's
+// per-pod FB_USED/GPU_UTIL lines beside the repeated device line) takes the smallest: the
+// per-pod sums never exceed the device's value.
+struct PodLines {
+  std::optional<double> memory;
+  std::optional<double> utilization;
+};
+
+void MinInto(std::optional<double>& dst, const std::optional<double>& src) {
+  if (src && (!dst || *src < *dst)) dst = src;
+}
+
+void DcgmPodLinks(const NodeReadings& readings, const DeviceRange& devices, Work& work) {
+  for (DeviceWork* dw : devices) {
+    Device& d = dw->device;
+    std::map<PodId, PodLines> pods;
+    for (const sources::DcgmRecord* r : dw->dcgm) {
+      if (!r->pod || r->pod->pod.empty()) continue;  // a namespace alone names no pod
+      PodLines& p = pods[PodId{r->pod->namespace_, r->pod->pod}];
+      MinInto(p.memory, r->values.memory_used_bytes);
+      MinInto(p.utilization,
+              ClampRatio(r->values.gpu_util ? r->values.gpu_util : r->values.gr_engine_active));
+    }
+    d.pods = pods.size();
+    if (pods.empty()) continue;
+    const size_t k = pods.size();
+    const bool time_sliced = k > 1 || readings.shares_gpus;
+
+    // Equal FB_USED on every pod is the device value repeated; different values are per-pod.
+    bool per_pod_values = false;
+    if (k > 1) {
+      const std::optional<double>& first = pods.begin()->second.memory;
+      bool all_known = true;
+      for (const auto& [id, p] : pods) {
+        all_known = all_known && p.memory.has_value();
+        if (p.memory && first && *p.memory != *first) per_pod_values = true;
+      }
+      per_pod_values = per_pod_values && all_known;
+    }
+
+    std::vector<PodDevice*> links;
+    for (const auto& [id, p] : pods) {
+      PodDevice& link = work.links[{id, d.id}];
+      link.pod = id;
+      link.memory_total_bytes = d.memory_total_bytes;
+      if (!time_sliced) {
+        link.sharing = ExclusiveSharing(d);
+        link.method = Method::kDcgmPod;
+        link.share = 1;
+        link.memory_used_bytes = d.memory_used_bytes;
+        link.utilization = d.utilization;
+      } else if (per_pod_values) {
+        link.sharing = Sharing::kTimeSliced;
+        link.memory_used_bytes = p.memory;
+        link.utilization = p.utilization ? p.utilization : d.utilization;
+        if (d.memory_total_bytes && *d.memory_total_bytes > 0) {
+          link.method = Method::kDcgmPod;
+          link.share = *p.memory / *d.memory_total_bytes;
+        } else {
+          link.method = Method::kEvenSplit;
+          link.share = 1.0 / static_cast<double>(k);
+        }
+      } else {
+        link.sharing = Sharing::kTimeSliced;
+        link.method = Method::kEvenSplit;
+        link.share = 1.0 / static_cast<double>(k);
+        if (d.memory_used_bytes) link.memory_used_bytes = *d.memory_used_bytes * link.share;
+        if (d.memory_total_bytes) link.memory_total_bytes = *d.memory_total_bytes * link.share;
+        link.utilization = d.utilization;
+      }
+      links.push_back(&link);
+    }
+    NormaliseShares(links);
+    for (PodDevice* l : links) ApplyShare(d, *l);
+  }
+}
+
+// The dcgm device a process runs on, when dcgm also reports the node: same UUID, else same card
+// index, among whole GPUs (a per-process exporter does not name MIG slices).
+DeviceWork* DcgmDeviceForProcess(const DeviceRange& devices, const sources::ProcessReading& p) {
+  if (!p.uuid.empty())
+    for (DeviceWork* d : devices)
+      if (!d->device.id.gpu_instance && d->device.uuid == p.uuid) return d;
+  if (!p.gpu.empty())
+    for (DeviceWork* d : devices)
+      if (!d->device.id.gpu_instance && d->device.id.gpu == p.gpu) return d;
+  return nullptr;
+}
+
+void ProcessPodLinks(const AttributionInput& input, const std::string& node,
+                     const NodeReadings& readings, const DeviceRange& devices, Work& work) {
+  struct Usage {
+    std::optional<double> memory;
+    std::optional<double> utilization;
+  };
+  std::map<DeviceWork*, std::map<PodId, Usage>> by_device;
+  std::set<std::tuple<std::string, std::string, std::string, std::string, std::string>> seen;
+  for (const sources::ProcessReading* p : readings.processes) {
+    if (!p->pod || p->pod->pod.empty()) continue;  // no pod's process: stays unattributed
+    if (!seen.emplace(p->pod->namespace_, p->pod->pod, p->pid, p->uuid, p->gpu).second) continue;
+    PodId pod{p->pod->namespace_, p->pod->pod};
+    DeviceWork* dw = nullptr;
+    if (!readings.dcgm.empty()) {
+      dw = DcgmDeviceForProcess(devices, *p);
+    } else {
+      auto it = work.devices.find(DeviceId{node, p->gpu.empty() ? p->uuid : p->gpu, std::nullopt});
+      if (it != work.devices.end()) dw = &it->second;
+    }
+    if (!dw) {  // no device to tie it to (e.g. a MIG card): the pod still shows its usage
+      Pod& unmatched = work.pods[pod];
+      unmatched.id = pod;
+      unmatched.node = node;
+      unmatched.method = Method::kProcess;
+      AddInto(unmatched.memory_used_bytes, p->memory_bytes);
+      MaxInto(unmatched.utilization, ClampRatio(p->utilization));
+      continue;
+    }
+    Usage& u = by_device[dw][pod];
+    AddInto(u.memory, p->memory_bytes);
+    MaxInto(u.utilization, ClampRatio(p->utilization));
+  }
+  for (DeviceWork* dw : devices) dw->device.pods = by_device.count(dw) ? by_device[dw].size() : 0;
+
+  for (auto& [dw, pods] : by_device) {
+    const Device& d = dw->device;
+    const size_t k = pods.size();
+    const bool alone = k == 1 && !readings.shares_gpus;
+    std::vector<PodDevice*> links;
+    for (auto& [id, u] : pods) {
+      PodDevice& link = work.links[{id, d.id}];
+      link.pod = id;
+      link.memory_used_bytes = u.memory;
+      link.memory_total_bytes = d.memory_total_bytes;
+      link.utilization = u.utilization;
+      link.method = Method::kProcess;
+      const kube::Pod* obj = input.objects.FindPod(id.namespace_, id.name);
+      if (obj && !RequestsAnyGpu(*obj))
+        link.sharing = Sharing::kUnrequested;
+      else
+        link.sharing = alone ? ExclusiveSharing(d) : Sharing::kTimeSliced;
+      if (alone) {
+        link.share = 1;  // the only pod with processes on the device: it gets it whole
+      } else if (u.memory && d.memory_total_bytes && *d.memory_total_bytes > 0) {
+        link.share = *u.memory / *d.memory_total_bytes;
+      } else {
+        link.method = Method::kEvenSplit;
+        link.share = 1.0 / static_cast<double>(k);
+      }
+      links.push_back(&link);
+    }
+    NormaliseShares(links);
+    for (PodDevice* l : links) ApplyShare(d, *l);
+  }
+}
+
+}  // namespace
+
+void BuildPodLinks(const AttributionInput& input, Work& work) {
+  auto gpu_pods = GpuPodsByNode(input.objects);
+  for (const auto& [node, readings] : work.nodes) {
+    DeviceRange devices = DevicesOfNode(work, node);
+    switch (readings.tier) {
+      case Tier::kProcess:
+        ProcessPodLinks(input, node, readings, devices, work);
+        break;
+      case Tier::kDcgmPod:
+        DcgmPodLinks(readings, devices, work);
+        break;
+      case Tier::kDcgmNoPod: {
+        auto it = gpu_pods.find(node);
+        for (DeviceWork* dw : devices) {
+          dw->device.pods.reset();  // unknown: the exporter does not say
+          if (it != gpu_pods.end()) dw->device.candidate_pods = it->second;
+        }
+        break;
+      }
+    }
+  }
+}
+
+void SummarisePods(const AttributionInput& input, Work& work) {
+  struct Mean {
+    double sum = 0;
+    size_t n = 0;
+  };
+  std::map<PodId, Mean> dcgm_util;
+  for (const auto& [key, link] : work.links) {
+    const DeviceId& device = key.second;
+    Pod& pod = work.pods[link.pod];
+    pod.id = link.pod;
+    pod.node = device.node;
+    pod.devices += 1;
+    pod.gpu_equivalents += link.gpu_equivalents;
+    AddInto(pod.memory_used_bytes, link.memory_used_bytes);
+    AddInto(pod.memory_total_bytes, link.memory_total_bytes);
+    AddInto(pod.power_watts, link.power_watts);
+    if (link.sharing == Sharing::kUnrequested) pod.unrequested_gpu_use = true;
+    auto node = work.nodes.find(device.node);
+    const bool process_tier = node != work.nodes.end() && node->second.tier == Tier::kProcess;
+    if (link.method == Method::kEvenSplit)
+      pod.method = Method::kEvenSplit;
+    else if (pod.method != Method::kEvenSplit)
+      pod.method = process_tier ? Method::kProcess : Method::kDcgmPod;
+    if (process_tier) {
+      MaxInto(pod.utilization, link.utilization);  // the busiest of its processes
+    } else if (link.utilization) {
+      dcgm_util[link.pod].sum += *link.utilization;  // mean over its devices
+      dcgm_util[link.pod].n += 1;
+    }
+  }
+  for (const auto& [id, m] : dcgm_util)
+    if (m.n > 0) work.pods[id].utilization = m.sum / static_cast<double>(m.n);
+
+  const AttributionParams& params = input.params;
+  for (auto& [id, pod] : work.pods) {
+    if (pod.devices == 0 && pod.method == Method::kProcess) {
+      // A process-tier pod on no known device: flag it when it requested nothing.
+      const kube::Pod* obj = input.objects.FindPod(id.namespace_, id.name);
+      if (obj && !RequestsAnyGpu(*obj)) pod.unrequested_gpu_use = true;
+    }
+    const bool busy = pod.utilization && *pod.utilization >= params.idle_utilization_below;
+    const bool small =
+        pod.memory_used_bytes && *pod.memory_used_bytes < params.idle_memory_at_least_bytes;
+    if (busy || small)
+      pod.idle = false;
+    else if (pod.utilization && pod.memory_used_bytes)
+      pod.idle = true;
+  }
+}
+
+}  // namespace gpuattr::attribution

@@ -1,0 +1,86 @@
+// Power: a card's power is counted once (the max over all its lines: MIG slices and time-sliced
+// pods repeat it), then split over the card's reported slices by compute size, so that device
+// power always sums to card power, and pods + unattributed always sum to node power.
+#include <cctype>
+#include <charconv>
+
+#include "gpuattr/attribution/work.h"
+
+namespace gpuattr::attribution {
+
+int ComputeSize(std::string_view mig_profile) {
+  size_t digits = 0;
+  while (digits < mig_profile.size() &&
+         std::isdigit(static_cast<unsigned char>(mig_profile[digits])))
+    ++digits;
+  if (digits == 0 || digits >= mig_profile.size() || mig_profile[digits] != 'g') return 1;
+  int g = 0;
+  auto [p, ec] = std::from_chars(mig_profile.data(), mig_profile.data() + digits, g);
+  if (ec != std::errc() || g <= 0) return 1;
+  return g;
+}
+
+void SplitCardPower(Work& work) {
+  for (auto& [key, c] : work.cards) {
+    std::optional<double> power;
+    std::vector<Device*> slices, wholes;
+    for (const DeviceId& id : c.devices) {
+      DeviceWork& d = work.devices.at(id);
+      if (d.dcgm.empty()) {
+        MaxInto(power, d.device.power_watts);  // per-process exporter: the card's power
+      } else {
+        for (const sources::DcgmRecord* r : d.dcgm) MaxInto(power, r->values.power_watts);
+      }
+      (id.gpu_instance ? slices : wholes).push_back(&d.device);
+    }
+    c.card.power_watts = power;
+    if (!slices.empty()) {
+      int total = 0;
+      for (const Device* s : slices) total += ComputeSize(s->mig_profile);
+      for (Device* s : slices) {
+        double fraction = static_cast<double>(ComputeSize(s->mig_profile)) / total;
+        s->gpu_equivalents = fraction;
+        s->power_watts = power ? std::optional<double>(*power * fraction) : std::nullopt;
+      }
+      // A whole-card line beside slices describes the parent, not another device's share.
+      for (Device* w : wholes) {
+        w->gpu_equivalents = 0;
+        w->power_watts.reset();
+      }
+    } else {
+      // Normally one device per card; several (the same UUID under two indexes) share it evenly.
+      double fraction = 1.0 / static_cast<double>(wholes.size());
+      for (Device* w : wholes) {
+        w->gpu_equivalents = fraction;
+        w->power_watts = power ? std::optional<double>(*power * fraction) : std::nullopt;
+      }
+    }
+  }
+}
+
+std::vector<NodePower> NodePowers(const Work& work) {
+  std::map<std::string, NodePower> nodes;
+  for (const auto& [key, c] : work.cards) {
+    NodePower& n = nodes[key.node];
+    n.node = key.node;
+    AddInto(n.power_watts, c.card.power_watts);
+  }
+  std::map<std::string, double> attributed;
+  for (const auto& [key, link] : work.links)
+    if (link.power_watts) attributed[key.second.node] += *link.power_watts;
+  std::vector<NodePower> out;
+  for (auto& [name, n] : nodes) {
+    if (auto it = work.nodes.find(name); it != work.nodes.end()) n.tier = it->second.tier;
+    if (n.power_watts) {
+      auto it = attributed.find(name);
+      double rest = *n.power_watts - (it == attributed.end() ? 0.0 : it->second);
+      // Shares that add up to the whole device leave rounding dust, not negative watts.
+      if (rest < 0 && rest > -1e-9 * *n.power_watts) rest = 0;
+      n.unattributed_power_watts = rest;
+    }
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
+}  // namespace gpuattr::attribution

@@ -1,0 +1,69 @@
+// Namespaces group: what each namespace's pods use, summed (memory and power equal the sum of
+// the namespace's pod series).
+#include "gpuattr/publish/namespaces.h"
+
+#include "gpuattr/publish/attribution_labels.h"
+
+namespace gpuattr::publish {
+namespace {
+
+using prometheus::MetricType;
+
+constexpr FamilySpec kDevicesInUse{
+    "gpuattr_namespace_devices_in_use", MetricType::Gauge,
+    "Distinct devices (whole GPUs or MIG slices) the namespace's pods use."};
+constexpr FamilySpec kGpuEq{
+    "gpuattr_namespace_gpu_equivalents", MetricType::Gauge,
+    "Sum of gpuattr_pod_gpu_equivalents over the namespace's pods (whole GPU 1, MIG slice g / sum "
+    "g of its card, times the pod's share of a shared device)."};
+constexpr FamilySpec kGpuPods{
+    "gpuattr_namespace_gpu_pods", MetricType::Gauge,
+    "Pods of the namespace holding nvidia.com/ resources (Running, or Pending and bound to a "
+    "node), plus pods seen on a device without a request."};
+constexpr FamilySpec kUtil{
+    "gpuattr_namespace_utilization_ratio", MetricType::Gauge,
+    "GPU-equivalent-weighted mean of gpuattr_pod_utilization_ratio over the namespace's pods, "
+    "0..1."};
+constexpr FamilySpec kMemUsed{"gpuattr_namespace_memory_used_bytes", MetricType::Gauge,
+                              "Sum of gpuattr_pod_memory_used_bytes over the namespace's pods."};
+constexpr FamilySpec kMemIdle{
+    "gpuattr_namespace_memory_idle_bytes", MetricType::Gauge,
+    "GPU memory in bytes held by the namespace's idle pods (utilisation below the idle threshold, "
+    "default 0.05, and memory at least the idle threshold, default 256 MiB)."};
+constexpr FamilySpec kIdlePods{
+    "gpuattr_namespace_idle_pods", MetricType::Gauge,
+    "Idle pods of the namespace (see gpuattr_namespace_memory_idle_bytes)."};
+constexpr FamilySpec kPower{"gpuattr_namespace_power_watts", MetricType::Gauge,
+                            "Sum of gpuattr_pod_power_watts over the namespace's pods."};
+
+constexpr FamilySpec kFamilies[] = {kDevicesInUse, kGpuEq,   kGpuPods,  kUtil,
+                                    kMemUsed,      kMemIdle, kIdlePods, kPower};
+
+void Build(const Snapshot& s, FamilyWriter& w) {
+  for (const ClusterSnapshot& c : s.clusters)
+    if (c.attribution) WriteNamespaces(*c.attribution, w);
+}
+
+Labels NsLabels(const attribution::Attribution& a, const attribution::Namespace& n) {
+  return Labels{{"cluster", a.cluster}, {"namespace", n.name}};
+}
+
+}  // namespace
+
+void WriteNamespaces(const attribution::Attribution& a, FamilyWriter& w) {
+  for (const auto& n : a.namespaces)
+    w.Add(kDevicesInUse, NsLabels(a, n), static_cast<double>(n.devices_in_use));
+  for (const auto& n : a.namespaces) w.Add(kGpuEq, NsLabels(a, n), n.gpu_equivalents);
+  for (const auto& n : a.namespaces)
+    w.Add(kGpuPods, NsLabels(a, n), static_cast<double>(n.gpu_pods));
+  for (const auto& n : a.namespaces) AddKnown(w, kUtil, NsLabels(a, n), n.utilization);
+  for (const auto& n : a.namespaces) AddKnown(w, kMemUsed, NsLabels(a, n), n.memory_used_bytes);
+  for (const auto& n : a.namespaces) AddKnown(w, kMemIdle, NsLabels(a, n), n.memory_idle_bytes);
+  for (const auto& n : a.namespaces)
+    w.Add(kIdlePods, NsLabels(a, n), static_cast<double>(n.idle_pods));
+  for (const auto& n : a.namespaces) AddKnown(w, kPower, NsLabels(a, n), n.power_watts);
+}
+
+constinit const FamilyGroup kNamespacesGroup{"namespaces", kFamilies, &Build};
+
+}  // namespace gpuattr::publish

@@ -1,0 +1,39 @@
+// Node power group: Σ cards per node, and what no pod accounts for.
+#include "gpuattr/publish/node_power.h"
+
+#include "gpuattr/publish/attribution_labels.h"
+
+namespace gpuattr::publish {
+namespace {
+
+using prometheus::MetricType;
+
+constexpr FamilySpec kPower{
+    "gpuattr_node_power_watts", MetricType::Gauge,
+    "Sum of gpuattr_card_power_watts over the node's cards (each card counted once)."};
+constexpr FamilySpec kUnattributed{
+    "gpuattr_node_unattributed_power_watts", MetricType::Gauge,
+    "Node power no pod accounts for: gpuattr_node_power_watts minus the sum of the node's "
+    "gpuattr_pod_power_watts (idle MIG slices, GPUs with no pod, unused shares of shared GPUs, "
+    "nodes whose exporter has no pod labels)."};
+
+constexpr FamilySpec kFamilies[] = {kPower, kUnattributed};
+
+void Build(const Snapshot& s, FamilyWriter& w) {
+  for (const ClusterSnapshot& c : s.clusters)
+    if (c.attribution) WriteNodePower(*c.attribution, w);
+}
+
+}  // namespace
+
+void WriteNodePower(const attribution::Attribution& a, FamilyWriter& w) {
+  for (const auto& n : a.nodes)
+    AddKnown(w, kPower, Labels{{"cluster", a.cluster}, {"node", n.node}}, n.power_watts);
+  for (const auto& n : a.nodes)
+    AddKnown(w, kUnattributed, Labels{{"cluster", a.cluster}, {"node", n.node}},
+             n.unattributed_power_watts);
+}
+
+constinit const FamilyGroup kNodePowerGroup{"node_power", kFamilies, &Build};
+
+}  // namespace gpuattr::publish

@@ -1,0 +1,403 @@
+#!/usr/bin/env python3
+"""Writes the attribution scenarios fixtures/scenarios/attr-*/ (pods.yaml, nodes.yaml,
+exporters/<ns>/<pod>:<port>.prom) in the fake apiserver's scenario format.
+
+The scenarios are modelled on the shapes of real exporter captures (dcgm-exporter with and
+without pod labels, MIG with only PROF_GR_ENGINE_ACTIVE and repeated power, time-slicing with
+vgpu duplicates, per-process exporters) but every value is made up here.
+
+Run from the repository root: python3 tests/golden/attribution_scenarios_gen.py
+Then regenerate the goldens: UPDATE_GOLDEN=1 build/gpuattr_unit_tests --gtest_filter='AttributionGolden*'
+"""
+import os
+import shutil
+
+import yaml
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "fixtures", "scenarios")
+MiB = 1048576
+
+DCGM_HELP = {
+    "DCGM_FI_DEV_GPU_UTIL": ("GPU utilization (in %).", "gauge"),
+    "DCGM_FI_PROF_GR_ENGINE_ACTIVE": ("Ratio of time the graphics engine is active.", "gauge"),
+    "DCGM_FI_PROF_SM_ACTIVE": ("The ratio of cycles an SM has at least 1 warp assigned.", "gauge"),
+    "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE": ("Ratio of cycles the tensor (HMMA) pipe is active.", "gauge"),
+    "DCGM_FI_PROF_DRAM_ACTIVE": ("Ratio of cycles the device memory interface is active.", "gauge"),
+    "DCGM_FI_DEV_FB_USED": ("Framebuffer memory used (in MiB).", "gauge"),
+    "DCGM_FI_DEV_FB_FREE": ("Framebuffer memory free (in MiB).", "gauge"),
+    "DCGM_FI_DEV_FB_TOTAL": ("Framebuffer memory total (in MiB).", "gauge"),
+    "DCGM_FI_DEV_POWER_USAGE": ("Power draw (in W).", "gauge"),
+    "DCGM_FI_DEV_GPU_TEMP": ("GPU temperature (in C).", "gauge"),
+}
+DCGM_ORDER = list(DCGM_HELP)
+
+
+def fmt(v):
+    if isinstance(v, float) and not v.is_integer():
+        return repr(v)
+    return str(int(v)) if float(v).is_integer() else repr(v)
+
+
+def labels_text(labels):
+    return ",".join('%s="%s"' % (k, v) for k, v in labels)
+
+
+def dcgm_body(devices):
+    """devices: list of (labels [(k,v)...], {FIELD: value})."""
+    out = []
+    for field in DCGM_ORDER:
+        rows = [(l, vals[field]) for l, vals in devices if field in vals]
+        if not rows:
+            continue
+        help_, typ = DCGM_HELP[field]
+        out.append("# HELP %s %s" % (field, help_))
+        out.append("# TYPE %s %s" % (field, typ))
+        for l, v in rows:
+            out.append("%s{%s} %s" % (field, labels_text(l), fmt(v)))
+    return "\n".join(out) + "\n"
+
+
+def dcgm_labels(gpu, uuid, model, hostname, profile=None, gi=None, pod=None, vgpu=None):
+    l = [("gpu", str(gpu)), ("UUID", uuid), ("device", "nvidia%d" % gpu), ("modelName", model)]
+    if profile is not None:
+        l += [("GPU_I_PROFILE", profile), ("GPU_I_ID", str(gi))]
+    l.append(("Hostname", hostname))
+    if pod is not None:
+        ns, name, container = pod
+        l += [("container", container), ("namespace", ns), ("pod", name)]
+    if vgpu is not None:
+        l.append(("vgpu", str(vgpu)))
+    return l
+
+
+def process_body(processes, devices):
+    """processes: (ns, pod, container, pid, gpu, uuid, mem_bytes, util_percent);
+    devices: (gpu, uuid, total_bytes, util_percent or None, power, temp)."""
+    out = ["# HELP gpu_process_memory_bytes GPU memory used by a process.",
+           "# TYPE gpu_process_memory_bytes gauge"]
+    for ns, pod, c, pid, gpu, uuid, mem, util in processes:
+        out.append('gpu_process_memory_bytes{namespace="%s",pod="%s",container="%s",pid="%s",gpu="%s",uuid="%s"} %d'
+                   % (ns, pod, c, pid, gpu, uuid, mem))
+    out += ["# HELP gpu_process_utilization_percent SM utilisation of a process.",
+            "# TYPE gpu_process_utilization_percent gauge"]
+    for ns, pod, c, pid, gpu, uuid, mem, util in processes:
+        out.append('gpu_process_utilization_percent{namespace="%s",pod="%s",container="%s",pid="%s",gpu="%s",uuid="%s"} %s'
+                   % (ns, pod, c, pid, gpu, uuid, fmt(util)))
+    for fam, idx, help_ in (("gpu_total_memory_bytes", 2, "Total GPU memory."),
+                            ("gpu_total_utilization_percent", 3, "GPU utilisation."),
+                            ("gpu_power_usage_watts", 4, "GPU power draw."),
+                            ("gpu_temperature_celsius", 5, "GPU temperature.")):
+        rows = [d for d in devices if d[idx] is not None]
+        if not rows:
+            continue
+        out += ["# HELP %s %s" % (fam, help_), "# TYPE %s gauge" % fam]
+        for d in rows:
+            out.append('%s{gpu="%s",uuid="%s"} %s' % (fam, d[0], d[1], fmt(d[idx])))
+    return "\n".join(out) + "\n"
+
+
+def pod(ns, name, node, resources=None, phase="Running", image="busybox"):
+    c = {"name": "main", "image": image}
+    if resources:
+        c["resources"] = {"limits": dict(resources), "requests": dict(resources)}
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": ns, "uid": "uid-%s-%s" % (ns, name)},
+            "spec": {"nodeName": node, "containers": [c]},
+            "status": {"phase": phase}}
+
+
+def exporter_pod(ns, name, node, image="nvcr.io/nvidia/k8s/dcgm-exporter:4.2.3", port=9400):
+    p = pod(ns, name, node, image=image)
+    p["spec"]["containers"][0]["ports"] = [{"name": "metrics", "containerPort": port}]
+    p["metadata"]["labels"] = {"app": name.rsplit("-", 1)[0]}
+    return p
+
+
+def node(name, labels=None, resources=None):
+    res = {"cpu": "64", "memory": "512Gi", "pods": "110"}
+    res.update({k: str(v) for k, v in (resources or {}).items()})
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": dict(labels or {}, **{"kubernetes.io/hostname": name})},
+            "status": {"capacity": dict(res), "allocatable": dict(res)}}
+
+
+def write(name, pods, nodes, exporters, readme):
+    d = os.path.join(ROOT, name)
+    if os.path.isdir(d):
+        shutil.rmtree(d)
+    os.makedirs(d)
+    with open(os.path.join(d, "README.md"), "w") as f:
+        f.write("# %s\n\n%s\n\nGenerated by tests/golden/attribution_scenarios_gen.py.\n" % (name, readme.strip()))
+    with open(os.path.join(d, "pods.yaml"), "w") as f:
+        yaml.safe_dump_all(pods, f, sort_keys=False, default_flow_style=False)
+    with open(os.path.join(d, "nodes.yaml"), "w") as f:
+        yaml.safe_dump_all(nodes, f, sort_keys=False, default_flow_style=False)
+    for (ns, podname, port), body in exporters.items():
+        ed = os.path.join(d, "exporters", ns)
+        os.makedirs(ed, exist_ok=True)
+        with open(os.path.join(ed, "%s:%d.prom" % (podname, port)), "w") as f:
+            f.write(body)
+
+
+GPU1 = {"nvidia.com/gpu": 1}
+H100 = "NVIDIA H100 80GB HBM3"
+A100 = "NVIDIA A100-SXM4-80GB"
+L40 = "NVIDIA L40S"
+
+
+def whole_gpus():
+    host = "dcgm-exporter-7xk2p"  # the exporter pod's name, as dcgm-exporter reports without NODE_NAME
+    devs = []
+    spec = [  # gpu, pod, util%, prof, used MiB, free MiB, power, temp
+        (0, ("ml", "trainer-0", "train"), 91, 0.88, 70000, 11000, 612.5, 68),
+        (1, ("ml", "trainer-0", "train"), 45, 0.41, 66000, 15000, 402.25, 61),
+        (2, ("web", "embed-1", "tei"), 12, 0.10, 4096, 76904, 120, 44),
+        (3, None, 0, 0.0, 0, 81000, 71, 33),
+    ]
+    for gpu, p, util, prof, used, free, power, temp in spec:
+        l = dcgm_labels(gpu, "GPU-whole-%04d" % gpu, H100, host, pod=p)
+        devs.append((l, {"DCGM_FI_DEV_GPU_UTIL": util, "DCGM_FI_PROF_GR_ENGINE_ACTIVE": prof,
+                         "DCGM_FI_PROF_SM_ACTIVE": round(prof * 0.9, 3),
+                         "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE": round(prof * 0.5, 3),
+                         "DCGM_FI_PROF_DRAM_ACTIVE": round(prof * 0.3, 3),
+                         "DCGM_FI_DEV_FB_USED": used, "DCGM_FI_DEV_FB_FREE": free,
+                         "DCGM_FI_DEV_POWER_USAGE": power, "DCGM_FI_DEV_GPU_TEMP": temp}))
+    pods = [exporter_pod("gpu-operator", host, "gpu-h100-a"),
+            pod("ml", "trainer-0", "gpu-h100-a", {"nvidia.com/gpu": 2}),
+            pod("web", "embed-1", "gpu-h100-a", GPU1),
+            pod("web", "frontend-0", "cpu-1")]
+    nodes = [node("gpu-h100-a", {"nvidia.com/gpu.product": H100}, {"nvidia.com/gpu": 4}),
+             node("cpu-1")]
+    write("attr-whole-gpus", pods, nodes, {("gpu-operator", host, 9400): dcgm_body(devs)}, """
+Four whole H100s on node gpu-h100-a, dcgm-exporter with pod labels, Hostname = the exporter pod's
+name (the node must come from the exporter pod's spec.nodeName). ml/trainer-0 holds GPUs 0 and 1,
+web/embed-1 GPU 2, GPU 3 has no pod (pod labels absent). GPU_UTIL and PROF_GR_ENGINE_ACTIVE are
+both exported and must never be added; memory total comes from FB_USED + FB_FREE.""")
+
+
+def mig_prof_only():
+    host = "mig-node-1"
+    devs = []
+    # card 0: three 1g.10gb (7, 8, 9), card 1: 3g.40gb (1) + 4g.40gb (2, no pod)
+    spec = [
+        (0, "1g.10gb", 7, ("asr", "transcribe-0", "worker"), 0.42, 6000, 3700),
+        (0, "1g.10gb", 8, ("asr", "transcribe-1", "worker"), 0.05, 5900, 3800),
+        (0, "1g.10gb", 9, ("docs", "ocr-0", "worker"), 0.9, 9000, 700),
+        (1, "3g.40gb", 1, ("docs", "llm-0", "vllm"), 0.77, 38000, 2000),
+        (1, "4g.40gb", 2, None, 0.0, 0, 40000),
+    ]
+    card_power = {0: 250, 1: 180.5}
+    for gpu, prof, gi, p, eng, used, free in spec:
+        l = dcgm_labels(gpu, "GPU-mig-%04d" % gpu, A100, host, prof, gi, pod=p)
+        devs.append((l, {"DCGM_FI_PROF_GR_ENGINE_ACTIVE": eng, "DCGM_FI_DEV_FB_USED": used,
+                         "DCGM_FI_DEV_FB_FREE": free, "DCGM_FI_DEV_POWER_USAGE": card_power[gpu],
+                         "DCGM_FI_DEV_GPU_TEMP": 50 + gpu}))
+    pods = [exporter_pod("gpu-operator", "nvidia-dcgm-exporter-m1", host),
+            pod("asr", "transcribe-0", host, {"nvidia.com/mig-1g.10gb": 1}),
+            pod("asr", "transcribe-1", host, {"nvidia.com/mig-1g.10gb": 1}),
+            pod("docs", "ocr-0", host, {"nvidia.com/mig-1g.10gb": 1}),
+            pod("docs", "llm-0", host, {"nvidia.com/mig-3g.40gb": 1})]
+    nodes = [node(host, {"nvidia.com/mig.strategy": "mixed"},
+                  {"nvidia.com/mig-1g.10gb": 3, "nvidia.com/mig-3g.40gb": 1, "nvidia.com/mig-4g.40gb": 1})]
+    write("attr-mig-prof-only", pods, nodes,
+          {("gpu-operator", "nvidia-dcgm-exporter-m1", 9400): dcgm_body(devs)}, """
+Two A100s partitioned with MIG on node mig-node-1. Slices export only PROF_GR_ENGINE_ACTIVE (no
+GPU_UTIL) and repeat their card's power on every slice line: card 0 (250 W, three 1g.10gb slices)
+must count once and split 1/3 each; card 1 (180.5 W) has a 3g.40gb slice with a pod and an idle
+4g.40gb slice whose 4/7 share stays unattributed.""")
+
+
+def process_shared():
+    uu = ["GPU-proc-%04d" % i for i in range(4)]
+    G = 1024 * MiB
+    procs = [
+        ("ml", "vllm-0", "vllm", "1001", "0", uu[0], 40 * G, 60),
+        ("ml", "vllm-0", "vllm", "1002", "0", uu[0], 10 * G, 20),
+        ("search", "tei-1", "tei", "2001", "0", uu[0], 20 * G, 15),
+        ("search", "tei-2", "tei", "3001", "1", uu[1], 4 * G, 3),
+        ("lab", "notebook-0", "jupyter", "4001", "2", uu[2], 12 * G, 1),
+    ]
+    devs = [("0", uu[0], 80 * G, 75, 400, 70), ("1", uu[1], 80 * G, 3, 100, 41),
+            ("2", uu[2], 80 * G, 1, 90, 39), ("3", uu[3], 80 * G, 0, 60, 30)]
+    host = "gpu-proc-a"
+    pods = [exporter_pod("monitoring", "gpu-process-exporter-q8", host, image="ghcr.io/example/gpu-process-exporter:1.2", port=9835),
+            pod("ml", "vllm-0", host, GPU1), pod("search", "tei-1", host, GPU1),
+            pod("search", "tei-2", host, GPU1), pod("lab", "notebook-0", host)]
+    nodes = [node(host, {"nvidia.com/gpu.product": L40}, {"nvidia.com/gpu": 4})]
+    write("attr-process-shared", pods, nodes,
+          {("monitoring", "gpu-process-exporter-q8", 9835): process_body(procs, devs)}, """
+A per-process exporter on node gpu-proc-a (process tier). GPU 0 is shared by ml/vllm-0 (two
+processes, 50 GiB) and search/tei-1 (20 GiB): power by share of the device's 80 GiB. GPU 1 has
+search/tei-2 alone (whole card). GPU 2 runs lab/notebook-0, which requests no GPU at all
+(unrequested use). GPU 3 has no process: its power is unattributed.""")
+
+
+def timesliced():
+    host = "ts-node-1"
+    devs = []
+    # GPU 0: three replicas repeating the device value (even split)
+    for vg, p in enumerate([("chat", "bot-a", "app"), ("chat", "bot-b", "app"), ("etl", "batch-0", "job")]):
+        l = dcgm_labels(0, "GPU-ts-0000", A100, host, pod=p, vgpu=vg)
+        devs.append((l, {"DCGM_FI_DEV_GPU_UTIL": 64, "DCGM_FI_DEV_FB_USED": 30000,
+                         "DCGM_FI_DEV_FB_FREE": 51000, "DCGM_FI_DEV_FB_TOTAL": 81920,
+                         "DCGM_FI_DEV_POWER_USAGE": 300, "DCGM_FI_DEV_GPU_TEMP": 60}))
+    # GPU 1: two pods with different per-pod FB_USED / GPU_UTIL
+    for vg, (p, used, util) in enumerate([(("chat", "bot-c", "app"), 20480, 30),
+                                          (("etl", "batch-1", "job"), 10240, 20)]):
+        l = dcgm_labels(1, "GPU-ts-0001", A100, host, pod=p, vgpu=vg)
+        devs.append((l, {"DCGM_FI_DEV_GPU_UTIL": util, "DCGM_FI_DEV_FB_USED": used,
+                         "DCGM_FI_DEV_FB_TOTAL": 81920, "DCGM_FI_DEV_POWER_USAGE": 256,
+                         "DCGM_FI_DEV_GPU_TEMP": 55}))
+    # GPU 2: a pod alone on a time-sliced node
+    l = dcgm_labels(2, "GPU-ts-0002", A100, host, pod=("etl", "batch-2", "job"), vgpu=0)
+    devs.append((l, {"DCGM_FI_DEV_GPU_UTIL": 2, "DCGM_FI_DEV_FB_USED": 1024,
+                     "DCGM_FI_DEV_FB_TOTAL": 81920, "DCGM_FI_DEV_POWER_USAGE": 80,
+                     "DCGM_FI_DEV_GPU_TEMP": 40}))
+    shared = {"nvidia.com/gpu.shared": 1}
+    pods = [exporter_pod("gpu-operator", "nvidia-dcgm-exporter-ts", host)] + [
+        pod(ns, n, host, shared) for ns, n in
+        [("chat", "bot-a"), ("chat", "bot-b"), ("etl", "batch-0"), ("chat", "bot-c"),
+         ("etl", "batch-1"), ("etl", "batch-2")]]
+    nodes = [node(host, {"nvidia.com/gpu.replicas": "4", "nvidia.com/gpu.sharing-strategy": "time-slicing"},
+                  {"nvidia.com/gpu.shared": 12})]
+    write("attr-timesliced-vgpu", pods, nodes,
+          {("gpu-operator", "nvidia-dcgm-exporter-ts", 9400): dcgm_body(devs)}, """
+Time-slicing on ts-node-1 (nvidia.com/gpu.replicas=4, resource nvidia.com/gpu.shared), dcgm-exporter
+with --kubernetes-virtual-gpus. GPU 0: three pods whose lines repeat the device value (equal
+FB_USED) → memory, power and GPU-equivalents split evenly. GPU 1: two pods with different FB_USED
+(per-pod values) → power by share of FB_TOTAL. GPU 2: one pod alone, still time_sliced.""")
+
+
+def mixed_pool():
+    G = 1024 * MiB
+    # process-only node
+    pp = "pool-proc-1"
+    procs = [("ml", "ft-0", "train", "11", "0", "GPU-pp-0000", 30 * G, 88),
+             ("ml", "ft-1", "train", "12", "1", "GPU-pp-0001", 8 * G, 40)]
+    pdevs = [("0", "GPU-pp-0000", 48 * G, 90, 280, 66), ("1", "GPU-pp-0001", 48 * G, 40, 150, 52)]
+    # dcgm-only node
+    dc = "pool-dcgm-1"
+    ddevs = []
+    for gpu, p, util, used, power in [(0, ("ml", "serve-0", "srv"), 55, 20000, 210),
+                                      (1, ("web", "rank-0", "srv"), 5, 500, 90)]:
+        ddevs.append((dcgm_labels(gpu, "GPU-dc-%04d" % gpu, L40, "dcgm-exporter-dc1", pod=p),
+                      {"DCGM_FI_DEV_GPU_UTIL": util, "DCGM_FI_DEV_FB_USED": used,
+                       "DCGM_FI_DEV_FB_FREE": 46068 - used, "DCGM_FI_DEV_POWER_USAGE": power,
+                       "DCGM_FI_DEV_GPU_TEMP": 50}))
+    # both exporters on one node: pods from the process tier, device gauges from dcgm
+    bo = "pool-both-1"
+    bdevs = []
+    for gpu, util, used, power in [(0, 70, 24000, 300), (1, 0, 300, 75)]:
+        bdevs.append((dcgm_labels(gpu, "GPU-bo-%04d" % gpu, L40, "dcgm-exporter-bo1",
+                                  pod=("ml", "owner-%d" % gpu, "x")),
+                      {"DCGM_FI_DEV_GPU_UTIL": util, "DCGM_FI_DEV_FB_USED": used,
+                       "DCGM_FI_DEV_FB_FREE": 46068 - used, "DCGM_FI_DEV_POWER_USAGE": power,
+                       "DCGM_FI_DEV_GPU_TEMP": 58}))
+    bprocs = [("ml", "owner-0", "x", "21", "0", "GPU-bo-0000", 16 * G, 50),
+              ("web", "sidecar-0", "y", "22", "0", "GPU-bo-0000", 6 * G, 20)]
+    bpdevs = [("0", "GPU-bo-0000", 45 * G, 99, 999, 99)]  # must be ignored: dcgm wins
+    pods = [exporter_pod("monitoring", "gpu-process-exporter-p1", pp, image="ghcr.io/example/gpu-process-exporter:1.2", port=9835),
+            exporter_pod("gpu-operator", "dcgm-exporter-dc1", dc),
+            exporter_pod("gpu-operator", "dcgm-exporter-bo1", bo),
+            exporter_pod("monitoring", "gpu-process-exporter-b1", bo, image="ghcr.io/example/gpu-process-exporter:1.2", port=9835),
+            pod("ml", "ft-0", pp, GPU1), pod("ml", "ft-1", pp, GPU1),
+            pod("ml", "serve-0", dc, GPU1), pod("web", "rank-0", dc, GPU1),
+            pod("ml", "owner-0", bo, GPU1), pod("ml", "owner-1", bo, GPU1),
+            pod("web", "sidecar-0", bo, GPU1)]
+    nodes = [node(n, {"nvidia.com/gpu.product": L40}, {"nvidia.com/gpu": 2}) for n in (pp, dc, bo)]
+    write("attr-mixed-pool", pods, nodes, {
+        ("monitoring", "gpu-process-exporter-p1", 9835): process_body(procs, pdevs),
+        ("gpu-operator", "dcgm-exporter-dc1", 9400): dcgm_body(ddevs),
+        ("gpu-operator", "dcgm-exporter-bo1", 9400): dcgm_body(bdevs),
+        ("monitoring", "gpu-process-exporter-b1", 9835): process_body(bprocs, bpdevs),
+    }, """
+A mixed fleet: pool-proc-1 has only a per-process exporter (process tier, device figures from it),
+pool-dcgm-1 only dcgm-exporter with pod labels, pool-both-1 both: there the pods come from the
+process tier (ml/owner-0 and web/sidecar-0 share GPU 0; ml/owner-1 has no process so it is not on
+GPU 1) while utilisation, memory and power come from dcgm (the per-process exporter's 999 W is
+ignored).""")
+
+
+def no_pod_labels():
+    host = "plain-1"
+    devs = []
+    for gpu, util, used, power in [(0, 35, 12000, 150), (1, 0, 0, 40)]:
+        devs.append((dcgm_labels(gpu, "GPU-np-%04d" % gpu, "NVIDIA RTX A5000", "dcgm-exporter-np"),
+                     {"DCGM_FI_DEV_GPU_UTIL": util, "DCGM_FI_DEV_FB_USED": used,
+                      "DCGM_FI_DEV_FB_FREE": 24564 - used, "DCGM_FI_DEV_POWER_USAGE": power,
+                      "DCGM_FI_DEV_GPU_TEMP": 45}))
+    pods = [exporter_pod("monitoring", "dcgm-exporter-np", host),
+            pod("vision", "detector-0", host, GPU1),
+            pod("vision", "pending-0", host, GPU1, phase="Pending"),
+            pod("vision", "done-0", host, GPU1, phase="Succeeded"),
+            pod("vision", "cpu-only-0", host),
+            pod("vision", "elsewhere-0", "other-1", GPU1)]
+    nodes = [node(host, {}, {"nvidia.com/gpu": 2}), node("other-1", {}, {"nvidia.com/gpu": 1})]
+    write("attr-no-pod-labels", pods, nodes,
+          {("monitoring", "dcgm-exporter-np", 9400): dcgm_body(devs)}, """
+dcgm-exporter without --kubernetes on plain-1: no pod labels at all. Devices are published with
+their candidate pods (vision/detector-0 Running and vision/pending-0 Pending but bound, both
+requesting nvidia.com/gpu on this node; not the finished pod, the CPU pod or the pod on another
+node). No owner is guessed: all power is unattributed.""")
+
+
+def a100_mixed():
+    host = "dgx-a100-1"
+    devs = []
+    pods = [exporter_pod("gpu-operator", "nvidia-dcgm-exporter-dgx", host)]
+    namespaces = ["team-a", "team-b", "team-c", "research"]
+    powers = [98.5, 101.25, 97, 104.5, 99.75, 102, 96.5, 100.5]
+    n_pod = 0
+    resources = {}
+    for card in range(8):
+        uuid = "GPU-a100-%04d" % card
+        if card == 7:
+            slices = []
+        elif card == 6:
+            slices = [("3g.40gb", 2)] + [("1g.10gb", 9 + i) for i in range(4)]
+        else:
+            slices = [("1g.10gb", 7 + i) for i in range(7)]
+        if not slices:
+            p = ("research", "big-train-0", "train")
+            pods.append(pod(p[0], p[1], host, GPU1))
+            resources["nvidia.com/gpu"] = 1
+            devs.append((dcgm_labels(card, uuid, A100, host, pod=p),
+                         {"DCGM_FI_DEV_GPU_UTIL": 97, "DCGM_FI_DEV_FB_USED": 75000,
+                          "DCGM_FI_DEV_FB_FREE": 6920, "DCGM_FI_DEV_POWER_USAGE": powers[card],
+                          "DCGM_FI_DEV_GPU_TEMP": 70}))
+            continue
+        for i, (prof, gi) in enumerate(slices):
+            res = "nvidia.com/mig-" + prof
+            resources[res] = resources.get(res, 0) + 1
+            # 28 of the 47 slices have a pod; the others idle
+            p = None
+            if (card * 7 + i) % 5 != 4 and n_pod < 28:
+                ns = namespaces[n_pod % 4]
+                p = (ns, "worker-%02d" % n_pod, "w")
+                pods.append(pod(ns, p[1], host, {res: 1}))
+                n_pod += 1
+            util = round(((card * 7 + i) * 37 % 100) / 100.0, 2) if p else 0.0
+            size = 40000 if prof.startswith("3g") else 9728
+            used = (int(size * util * 0.9) + 300) if p else 0
+            devs.append((dcgm_labels(card, uuid, A100, host, prof, gi, pod=p),
+                         {"DCGM_FI_PROF_GR_ENGINE_ACTIVE": util, "DCGM_FI_DEV_FB_USED": used,
+                          "DCGM_FI_DEV_FB_FREE": size - used,
+                          "DCGM_FI_DEV_POWER_USAGE": powers[card], "DCGM_FI_DEV_GPU_TEMP": 40 + card}))
+    nodes = [node(host, {"nvidia.com/mig.strategy": "mixed", "nvidia.com/gpu.product": "A100-SXM4-80GB"},
+                  resources)]
+    write("attr-a100-mixed", pods, nodes,
+          {("gpu-operator", "nvidia-dcgm-exporter-dgx", 9400): dcgm_body(devs)}, """
+An 8 x A100 box in mig.strategy=mixed: 47 MIG slices on 7 cards (six cards with seven 1g.10gb
+slices, one with a 3g.40gb and four 1g.10gb) and one whole card; 29 pods. Every slice line repeats
+its card's power (~100 W). The node must total ~800 W (not the ~5,000 W a sum of slice lines
+gives), devices must sum to their cards, and namespaces to no more than the cards.""")
+
+
+if __name__ == "__main__":
+    whole_gpus()
+    mig_prof_only()
+    process_shared()
+    timesliced()
+    mixed_pool()
+    no_pod_labels()
+    a100_mixed()
