@@ -87,6 +87,13 @@ std::optional<PortChoice> FirstPort(const kube::Pod& pod) {
   return std::nullopt;
 }
 
+void SortByKey(std::vector<Candidate>& v) {
+  std::sort(v.begin(), v.end(),
+            [](const Candidate& a, const Candidate& b) { return a.Key() < b.Key(); });
+}
+
+}  // namespace
+
 Candidate MakeCandidate(const kube::Pod& pod, const PortChoice& port, Role role, std::string why) {
   Candidate c;
   c.namespace_ = pod.namespace_;
@@ -99,13 +106,6 @@ Candidate MakeCandidate(const kube::Pod& pod, const PortChoice& port, Role role,
   c.why = std::move(why);
   return c;
 }
-
-void SortByKey(std::vector<Candidate>& v) {
-  std::sort(v.begin(), v.end(),
-            [](const Candidate& a, const Candidate& b) { return a.Key() < b.Key(); });
-}
-
-}  // namespace
 
 std::string_view RoleName(Role role) { return role == Role::kExporter ? "exporter" : "inference"; }
 

@@ -105,16 +105,8 @@ PinnedCandidates ResolvePins(const Pins& pins, const kube::ClusterObjects& objec
          it != objects.pods.end() && it->first.compare(0, from.size(), from) == 0; ++it) {
       const kube::Pod& pod = it->second;
       if (pod.phase != "Running") continue;
-      Candidate c;
-      c.namespace_ = pod.namespace_;
-      c.pod = pod.name;
-      c.uid = pod.uid;
-      c.node = pod.node_name;
-      c.port = pin.port;
-      c.port_source = "pin";
-      c.role = Role::kExporter;
+      Candidate c = MakeCandidate(pod, {pin.port, "pin"}, Role::kExporter, "pin " + pin.text);
       c.pinned = true;
-      c.why = "pin " + pin.text;
       out.candidates.push_back(std::move(c));
       status.matched_pods.push_back(pod.name);
     }

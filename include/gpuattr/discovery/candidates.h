@@ -51,6 +51,9 @@ struct PortChoice {
   int32_t port = 0;
   std::string source;
 };
+// A candidate for `pod` on `port` (namespace, name, uid, node copied from the pod).
+Candidate MakeCandidate(const kube::Pod& pod, const PortChoice& port, Role role, std::string why);
+
 // Exporter port: annotation prometheus.io/port, else the container port named `metrics`, else the
 // first declared port. nullopt when the pod declares none.
 std::optional<PortChoice> ExporterPort(const kube::Pod& pod);
