@@ -1,0 +1,106 @@
+// The binary end to end: `gpuattr --once` against the fake apiserver over TLS (issue 2's
+// acceptance), with a good token, a rejected token, and promtool on the output.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "support/fake_apiserver.h"
+#include "support/paths.h"
+#include "support/scenario.h"
+
+namespace gpuattr::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+struct Ran {
+  int code = -1;
+  std::string out, err;
+};
+
+class OnceAgainstFakeCluster : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("gpuattr-once-" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+    auto scenario = LoadScenario(FixturePath("scenarios/basic"));
+    ASSERT_TRUE(scenario.ok()) << scenario.error().message;
+    server_ = std::make_unique<FakeApiServer>(std::move(*scenario));
+    ASSERT_TRUE(server_->Start().ok());
+  }
+  void TearDown() override {
+    if (server_) server_->Stop();
+    fs::remove_all(dir_);
+  }
+
+  // Runs the binary with stdout and stderr in files; `timeout` bounds it (coreutils).
+  Ran RunOnce(const fs::path& kubeconfig, const std::string& context) {
+    const fs::path out = dir_ / "out.txt", err = dir_ / "err.txt";
+    std::string cmd = "timeout 60 " GPUATTR_BINARY_DIR "/gpuattr --once --log.level warn" +
+                      std::string(" --kubeconfig ") + kubeconfig.string() + " --context " +
+                      context + " >" + out.string() + " 2>" + err.string();
+    int status = std::system(cmd.c_str());
+    Ran r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = ReadFile(out);
+    r.err = ReadFile(err);
+    return r;
+  }
+
+  static KubeconfigOptions Options(std::string context, std::string token) {
+    KubeconfigOptions o;
+    o.context = std::move(context);
+    o.token = std::move(token);  // "" = the token the server accepts
+    return o;
+  }
+
+  fs::path dir_;
+  std::unique_ptr<FakeApiServer> server_;
+};
+
+TEST_F(OnceAgainstFakeCluster, PrintsAttributedExpositionAndExitsZero) {
+  const fs::path kc = dir_ / "kubeconfig";
+  ASSERT_TRUE(server_->WriteKubeconfig(kc, Options("lab", "")).ok());
+  Ran r = RunOnce(kc, "lab");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("gpuattr_cluster_up{cluster=\"lab\"} 1\n"));
+  EXPECT_THAT(r.out, HasSubstr("gpuattr_build_info{cluster=\"lab\""));
+  EXPECT_THAT(r.out, HasSubstr("gpuattr_apiserver_requests_total{cluster=\"lab\",code=\"200\","
+                               "resource=\"pods\",verb=\"list\"} 1\n"));
+  // Discovery found both dcgm-exporters; attribution published devices, pods and namespaces.
+  EXPECT_THAT(r.out, HasSubstr("gpuattr_exporter_up{cluster=\"lab\",kind=\"dcgm\""));
+  EXPECT_THAT(r.out, HasSubstr("gpuattr_card_power_watts{cluster=\"lab\""));
+  EXPECT_THAT(r.out, HasSubstr("gpuattr_pod_power_watts{cluster=\"lab\""));
+  EXPECT_THAT(r.out, HasSubstr("gpuattr_namespace_power_watts{cluster=\"lab\""));
+  // The static control-plane pods on gpu-node-1 are never probed.
+  EXPECT_EQ(server_->CountRequests("proxy", "/api/v1/namespaces/kube-system/"), 0u);
+
+  if (!fs::exists("/usr/bin/promtool")) GTEST_SKIP() << "/usr/bin/promtool is not installed";
+  const fs::path exposition = dir_ / "out.txt", lint = dir_ / "lint.txt";
+  int status = std::system(
+      ("/usr/bin/promtool check metrics <" + exposition.string() + " >" + lint.string() + " 2>&1")
+          .c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 0) << ReadFile(lint);
+  EXPECT_EQ(ReadFile(lint), "");
+}
+
+TEST_F(OnceAgainstFakeCluster, RejectedTokenExitsNonZeroNamingClusterAnd401) {
+  const fs::path kc = dir_ / "kubeconfig";
+  ASSERT_TRUE(server_->WriteKubeconfig(kc, Options("lab", "not-the-token")).ok());
+  Ran r = RunOnce(kc, "lab");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("cluster \"lab\""));
+  EXPECT_THAT(r.err, HasSubstr("401"));
+  EXPECT_THAT(r.err, Not(HasSubstr("not-the-token")));  // secrets never reach a message
+  EXPECT_THAT(r.out, HasSubstr("gpuattr_cluster_up{cluster=\"lab\"} 0\n"));
+}
+
+}  // namespace
+}  // namespace gpuattr::testing
