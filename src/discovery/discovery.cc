@@ -164,7 +164,11 @@ DiscoveryCycle Discovery::RunCycle(kube::ApiClient& client,
     r.probes.push_back({e.candidate, e.verdict, e.probed_unix, due_keys.count(key) > 0});
     ++r.outcome_counts[std::string(OutcomeName(e.verdict.outcome))];
     any_accepted = any_accepted || IsAccepted(e.verdict.outcome);
-    if (e.verdict.outcome == Outcome::kError) {
+    // A failed probe of a likely exporter (keyword match or pin) is an exporter that is down. A
+    // GPU workload pod probed only as a possible inference server is not: most serve no metrics,
+    // and listing them as down exporters would page people. It shows among the probes instead.
+    const bool likely_exporter = e.candidate.role == Role::kExporter || e.candidate.pinned;
+    if (e.verdict.outcome == Outcome::kError && likely_exporter) {
       ExporterStatus s;
       s.namespace_ = e.candidate.namespace_;
       s.pod = e.candidate.pod;

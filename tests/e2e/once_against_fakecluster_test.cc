@@ -79,6 +79,11 @@ TEST_F(OnceAgainstFakeCluster, PrintsAttributedExpositionAndExitsZero) {
   EXPECT_THAT(r.out, HasSubstr("gpuattr_card_power_watts{cluster=\"lab\""));
   EXPECT_THAT(r.out, HasSubstr("gpuattr_pod_power_watts{cluster=\"lab\""));
   EXPECT_THAT(r.out, HasSubstr("gpuattr_namespace_power_watts{cluster=\"lab\""));
+  // GPU workload pods probed as possible inference servers answer 503 (nothing listens): they
+  // count as failed probes, not as exporters that are down.
+  EXPECT_THAT(r.out,
+              HasSubstr("gpuattr_discovery_candidates{cluster=\"lab\",outcome=\"error\"} 3\n"));
+  EXPECT_THAT(r.out, Not(HasSubstr("kind=\"unknown\"")));
   // The static control-plane pods on gpu-node-1 are never probed.
   EXPECT_EQ(server_->CountRequests("proxy", "/api/v1/namespaces/kube-system/"), 0u);
 
