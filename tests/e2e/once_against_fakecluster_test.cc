@@ -83,8 +83,8 @@ TEST_F(OnceAgainstFakeCluster, PrintsAttributedExpositionAndExitsZero) {
   // count as failed probes, not as exporters that are down.
   EXPECT_THAT(r.out,
               HasSubstr("gpuattr_discovery_candidates{cluster=\"lab\",outcome=\"error\"} 3\n"));
-  EXPECT_THAT(r.out, Not(HasSubstr("pod=\"llm-serve-0\"")));
-  EXPECT_THAT(r.out, Not(HasSubstr("pod=\"train-resnet-7c9f8-abcde\"")));
+  EXPECT_THAT(r.out, Not(HasSubstr("gpuattr_exporter_up{cluster=\"lab\",kind=\"unknown\","
+                                   "namespace=\"ml\"")));
   // The static control-plane pods on gpu-node-1 are never probed.
   EXPECT_EQ(server_->CountRequests("proxy", "/api/v1/namespaces/kube-system/"), 0u);
 
