@@ -250,22 +250,6 @@ TEST_F(AppLoopTest, FactoryErrorsAreUsageErrorsNamingTheCause) {
   EXPECT_EQ(out.str(), "");
 }
 
-TEST_F(AppLoopTest, PlaceholderSessionsSaySoAndNameTheCluster) {
-  Config cfg;
-  auto s = MakePlaceholderSessions(cfg);
-  ASSERT_TRUE(s.ok());
-  ASSERT_EQ(s->size(), 1u);
-  EXPECT_EQ((*s)[0]->Cluster(), "current-context");
-  CycleResult r = (*s)[0]->RunCycle();
-  EXPECT_FALSE(r.up);
-  ASSERT_EQ(r.errors.size(), 1u);
-  cfg.clusters = {{"ctx", "named"}, {"other", ""}};
-  s = MakePlaceholderSessions(cfg);
-  ASSERT_EQ(s->size(), 2u);
-  EXPECT_EQ((*s)[0]->Cluster(), "named");
-  EXPECT_EQ((*s)[1]->Cluster(), "other");
-}
-
 TEST_F(AppLoopTest, CredentialsAreReadFromFilesAndErrorsNameTheFile) {
   char path[] = "/tmp/gpuattr-pw-XXXXXX";
   int fd = mkstemp(path);

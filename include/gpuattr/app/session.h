@@ -1,6 +1,6 @@
 // The seam between the cycle loop and Kubernetes: one ClusterSession per cluster. The loop calls
 // RunCycle() once per interval (sessions of different clusters run in parallel) and publishes
-// what it returns. The kube-backed implementation replaces MakePlaceholderSessions in main.cc.
+// what it returns. The kube-backed implementation is discovery::KubeClusterSession (main.cc).
 #pragma once
 
 #include <functional>
@@ -43,9 +43,5 @@ using SessionFactory = std::function<Result<SessionList>(const Config&)>;
 
 // Clusters to run: Config::clusters, or one entry for the kubeconfig's current context.
 std::vector<ClusterConfig> EffectiveClusters(const Config& config);
-
-// Stand-in until the kube-backed sessions are wired in: every cycle reports the cluster down with
-// an error saying so. Keeps the binary, server and loop runnable and testable on their own.
-Result<SessionList> MakePlaceholderSessions(const Config& config);
 
 }  // namespace gpuattr::app
