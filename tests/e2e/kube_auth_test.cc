@@ -12,13 +12,13 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <chrono>
 #include <thread>
 
 #include "gpuattr/kube/http_transport.h"

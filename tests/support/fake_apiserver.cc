@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <csignal>
 #include <cstdio>
@@ -18,7 +19,6 @@
 #include <regex>
 #include <set>
 #include <sstream>
-#include <chrono>
 #include <thread>
 
 #include <httplib.h>

@@ -42,8 +42,8 @@ Snapshot TwoClusters() {
                                200, "", 0.05, 60000, 0});
   report->outcome_counts = {{"accepted", 1}, {"unrecognised", 0}, {"error", 0}, {"pinned", 0}};
   a.discovery = report;
-  a.attribution = std::make_shared<attribution::Attribution>(
-      gpuattr::testing::RichAttribution(a.cluster));
+  a.attribution =
+      std::make_shared<attribution::Attribution>(gpuattr::testing::RichAttribution(a.cluster));
   ClusterSnapshot b;
   b.cluster = "prod \"eu\"";  // label values are escaped by the serializer
   b.up = false;

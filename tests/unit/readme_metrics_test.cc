@@ -33,8 +33,8 @@ TEST(ReadmeMetrics, EveryTabledFamilyIsDocumentedWithItsType) {
     for (const FamilySpec& f : g->families) {
       ++tabled;
       auto it = documented.find(std::string(f.name));
-      ASSERT_NE(it, documented.end()) << f.name << " (group " << g->name
-                                      << ") is missing from the README metric table";
+      ASSERT_NE(it, documented.end())
+          << f.name << " (group " << g->name << ") is missing from the README metric table";
       EXPECT_EQ(it->second, f.type == prometheus::MetricType::Counter ? "counter" : "gauge")
           << f.name;
     }
