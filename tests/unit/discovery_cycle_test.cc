@@ -9,6 +9,7 @@
 #include "gpuattr/publish/discovery_metrics.h"
 #include "gpuattr/publish/families.h"
 #include "support/fake_transport.h"
+#include "support/pods.h"
 
 namespace gpuattr::discovery {
 namespace {
@@ -24,19 +25,8 @@ constexpr char kDcgmBody[] =
     "250\n";
 
 kube::Pod MakePod(std::string name, std::string image, std::vector<kube::ContainerPort> ports) {
-  kube::Pod p;
-  p.namespace_ = "gpu-operator";
-  p.name = std::move(name);
-  p.uid = "uid-" + p.name;
-  p.node_name = "node-a";
-  p.phase = "Running";
-  p.all_containers_ready = true;
-  kube::Container c;
-  c.name = "main";
-  c.image = std::move(image);
-  c.ports = std::move(ports);
-  p.containers.push_back(std::move(c));
-  return p;
+  return gpuattr::testing::MakeRunningPod("gpu-operator", std::move(name), "node-a",
+                                          std::move(image), std::move(ports));
 }
 
 std::shared_ptr<const kube::ClusterObjects> GpuCluster() {

@@ -1,0 +1,22 @@
+#include "support/pods.h"
+
+namespace gpuattr::testing {
+
+kube::Pod MakeRunningPod(std::string ns, std::string name, std::string node, std::string image,
+                         std::vector<kube::ContainerPort> ports) {
+  kube::Pod p;
+  p.namespace_ = std::move(ns);
+  p.name = std::move(name);
+  p.uid = "uid-" + p.name;
+  p.node_name = std::move(node);
+  p.phase = "Running";
+  p.all_containers_ready = true;
+  kube::Container c;
+  c.name = "main";
+  c.image = std::move(image);
+  c.ports = std::move(ports);
+  p.containers.push_back(std::move(c));
+  return p;
+}
+
+}  // namespace gpuattr::testing
