@@ -85,6 +85,9 @@ std::shared_ptr<const publish::Snapshot> CycleLoop::RunOnce() {
     c.errors = std::move(r.errors);
     if (r.discovery) c.discovery = std::move(r.discovery);
     if (r.attribution) c.attribution = std::move(r.attribution);
+    if (r.allocation) c.allocation = std::move(r.allocation);
+    if (r.ledger) c.ledger = std::move(r.ledger);
+    if (r.inference) c.inference = std::move(r.inference);
     log::Info("cycle finished", {{"cluster", c.cluster},
                                  {"up", c.up ? "true" : "false"},
                                  {"duration_seconds", c.cycle_duration_seconds},

@@ -22,6 +22,10 @@ struct CycleResult {
   std::shared_ptr<const discovery::DiscoveryReport> discovery;
   // Absent when the cycle failed; the previous attribution stays published (last good data).
   std::shared_ptr<const attribution::Attribution> attribution;
+  // Like attribution: absent when the cycle failed (the previous ones stay published).
+  std::shared_ptr<const allocation::Allocation> allocation;
+  std::shared_ptr<const ledger::LedgerView> ledger;
+  std::shared_ptr<const inference::InferenceView> inference;
 };
 
 class ClusterSession {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -90,6 +91,64 @@ struct Service {
   std::string Key() const { return namespace_ + "/" + name; }
 };
 
+// resource.k8s.io (DRA, DESIGN section 3), decoded the same from v1, v1beta2 and v1beta1.
+// One device a driver publishes in a ResourceSlice.
+struct DraDevice {
+  std::string name;          // "gpu-0", unique within the slice's pool
+  std::string type;          // attribute "type": "gpu" or "mig" for gpu.nvidia.com; may be empty
+  std::string uuid;          // attribute "uuid"
+  std::string parent_uuid;   // attribute "parentUUID" (MIG devices: the card's UUID)
+  std::string product_name;  // attribute "productName"
+  std::string profile;       // attribute "profile" (MIG devices: "3g.40gb")
+  std::optional<int64_t> memory_bytes;  // capacity "memory"
+};
+
+struct ResourceSlice {
+  std::string name;
+  std::string resource_version;
+  std::string driver;     // "gpu.nvidia.com"
+  std::string node_name;  // empty for slices not bound to one node
+  std::string pool;
+  std::vector<DraDevice> devices;
+
+  const std::string& Key() const { return name; }
+};
+
+// spec.devices.requests[] (v1/v1beta2 `exactly`, v1beta1 inline).
+struct DraRequest {
+  std::string name;
+  std::string device_class_name;  // "gpu.nvidia.com", "mig.nvidia.com", ...
+  std::string allocation_mode;    // "ExactCount" (default) or "All"
+  int64_t count = 1;              // ExactCount only
+};
+
+// status.allocation.devices.results[]: which device of which pool serves a request.
+struct DraAllocatedDevice {
+  std::string request;
+  std::string driver;
+  std::string pool;
+  std::string device;  // DraDevice::name
+};
+
+// status.reservedFor[]: the consumers (pods) holding the claim.
+struct DraConsumer {
+  std::string resource;  // "pods"
+  std::string name;
+  std::string uid;
+};
+
+struct ResourceClaim {
+  std::string namespace_;
+  std::string name;
+  std::string resource_version;
+  std::vector<DraRequest> requests;
+  bool allocated = false;  // status.allocation present
+  std::vector<DraAllocatedDevice> results;
+  std::vector<DraConsumer> reserved_for;
+
+  std::string Key() const { return namespace_ + "/" + name; }
+};
+
 // An immutable view of one cluster's objects at one moment. `revision` grows with every change
 // the cache applied, so equal revisions mean equal contents.
 struct ClusterObjects {
@@ -97,6 +156,9 @@ struct ClusterObjects {
   std::map<std::string, Pod> pods;          // "namespace/name"
   std::map<std::string, Node> nodes;        // name
   std::map<std::string, Service> services;  // "namespace/name"
+  // DRA objects; empty when the cluster serves no resource.k8s.io version (or DRA is not watched).
+  std::map<std::string, ResourceSlice> resource_slices;  // name
+  std::map<std::string, ResourceClaim> resource_claims;  // "namespace/name"
 
   const Pod* FindPod(std::string_view ns, std::string_view name) const;
   const Node* FindNode(std::string_view name) const;

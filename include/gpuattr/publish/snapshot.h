@@ -17,6 +17,15 @@ struct DiscoveryReport;
 namespace gpuattr::attribution {
 struct Attribution;  // attribution/types.h
 }  // namespace gpuattr::attribution
+namespace gpuattr::allocation {
+struct Allocation;  // allocation/types.h
+}  // namespace gpuattr::allocation
+namespace gpuattr::ledger {
+struct LedgerView;  // ledger/ledger.h
+}  // namespace gpuattr::ledger
+namespace gpuattr::inference {
+struct InferenceView;  // inference/inference.h
+}  // namespace gpuattr::inference
 
 namespace gpuattr::publish {
 
@@ -44,6 +53,13 @@ struct ClusterSnapshot {
   std::shared_ptr<const discovery::DiscoveryReport> discovery;
   // Devices, cards, pods, namespaces, node power of the latest successful cycle; null until one.
   std::shared_ptr<const attribution::Attribution> attribution;
+  // The scheduler's view (requests, capacity, pending pods and hints) of the latest successful
+  // cycle.
+  std::shared_ptr<const allocation::Allocation> allocation;
+  // What persists across cycles: idle run lengths and energy counters.
+  std::shared_ptr<const ledger::LedgerView> ledger;
+  // Inference servers' rates and gauges of the latest successful cycle.
+  std::shared_ptr<const inference::InferenceView> inference;
 };
 
 struct Snapshot {
