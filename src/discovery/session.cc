@@ -1,6 +1,9 @@
 #include "gpuattr/discovery/session.h"
 
+#include <chrono>
 #include <set>
+
+#include "gpuattr/allocation/allocation.h"
 
 namespace gpuattr::discovery {
 
@@ -99,6 +102,10 @@ app::CycleResult KubeClusterSession::RunCycle() {
     result.discovery = std::make_shared<const DiscoveryReport>(cycle->report);
     result.attribution = std::make_shared<const attribution::Attribution>(
         Attribute(cycle->input, options_.attribution));
+    const double now_unix =
+        std::chrono::duration<double>(clock_.WallNow().time_since_epoch()).count();
+    result.allocation = std::make_shared<const allocation::Allocation>(
+        allocation::Allocate({cluster_, *cycle->input.objects, *result.attribution, now_unix}));
   }
   {
     std::lock_guard<std::mutex> lock(mu_);

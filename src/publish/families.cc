@@ -2,6 +2,7 @@
 
 #include <prometheus/text_serializer.h>
 
+#include "gpuattr/publish/allocation.h"
 #include "gpuattr/publish/devices.h"
 #include "gpuattr/publish/namespaces.h"
 #include "gpuattr/publish/node_power.h"
@@ -21,6 +22,7 @@ constexpr const FamilyGroup* kGroups[] = {
     &kPodsGroup,
     &kNamespacesGroup,
     &kNodePowerGroup,
+    &kAllocationGroup,
 };
 // clang-format on
 
