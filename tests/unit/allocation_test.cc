@@ -7,6 +7,7 @@
 #include "gpuattr/allocation/allocation.h"
 #include "gpuattr/allocation/resources.h"
 #include "gpuattr/publish/allocation.h"
+#include "gpuattr/publish/status_page.h"
 
 namespace gpuattr::allocation {
 namespace {
@@ -506,6 +507,25 @@ TEST(AllocationPublish, UnknownCapacityIsAbsentNotZero) {
   EXPECT_EQ(Family(fs, "gpuattr_node_devices_capacity"), nullptr);
   ASSERT_NE(Family(fs, "gpuattr_node_devices_seen"), nullptr);
   EXPECT_DOUBLE_EQ(Family(fs, "gpuattr_node_devices_seen")->metric[0].gauge.value, 1);
+}
+
+TEST(AllocationStatusPage, ListsPendingPodsWithTheirHintEscaped) {
+  World w = MixedMigNode();
+  w.Add(Unscheduled("ml", "wants-<2g>", {{"nvidia.com/mig-2g.20gb", 1}}));
+  publish::Snapshot s;
+  s.complete = true;
+  publish::ClusterSnapshot c;
+  c.cluster = "c1";
+  c.allocation = std::make_shared<const Allocation>(w.Run());
+  s.clusters.push_back(c);
+  std::string page = publish::RenderStatusPage(s, 5000);
+  EXPECT_NE(page.find("Pending GPU pods"), std::string::npos);
+  EXPECT_NE(page.find("ml/wants-&lt;2g&gt;"), std::string::npos);
+  EXPECT_NE(page.find("resource_not_offered"), std::string::npos);
+  EXPECT_NE(page.find("No node offers mig-2g.20gb."), std::string::npos);
+
+  s.clusters[0].allocation = std::make_shared<const Allocation>(MixedMigNode().Run());
+  EXPECT_NE(publish::RenderStatusPage(s, 5000).find("No pending GPU pods."), std::string::npos);
 }
 
 }  // namespace
