@@ -138,5 +138,30 @@ TEST_F(InferenceSession, TwoCyclesGiveRatesSaturationAndTokensPerJoule) {
   EXPECT_EQ(testing::ReadFile(out), "");
 }
 
+// The binary: `gpuattr --once` runs one cycle, so the inference gauges appear and no rate does
+// (a rate needs two readings).
+TEST_F(InferenceSession, OnceBinaryPrintsTheGaugesAndNoRate) {
+  const fs::path kc = dir_ / "kubeconfig-once";
+  testing::KubeconfigOptions o;
+  o.context = "lab";
+  ASSERT_TRUE(server_->WriteKubeconfig(kc, o).ok());
+  const fs::path out = dir_ / "once.txt", err = dir_ / "once-err.txt";
+  const std::string cmd = "timeout 60 " GPUATTR_BINARY_DIR
+                          "/gpuattr --once --log.level warn --kubeconfig " +
+                          kc.string() + " --context lab >" + out.string() + " 2>" + err.string();
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 0) << testing::ReadFile(err);
+  const std::string text = testing::ReadFile(out);
+  EXPECT_THAT(
+      text, HasSubstr(std::string("gpuattr_inference_kv_cache_usage_ratio") + kLabels + "0.41\n"));
+  EXPECT_THAT(text, HasSubstr(std::string("gpuattr_inference_requests_waiting") + kLabels + "0\n"));
+  EXPECT_THAT(text, HasSubstr(std::string("gpuattr_inference_saturated") + kLabels + "0\n"));
+  EXPECT_THAT(text, HasSubstr("gpuattr_exporter_up{cluster=\"lab\",kind=\"vllm\","
+                              "namespace=\"ml\",node=\"gpu-l40s-a\",pod=\"vllm-llama-0\"} 1\n"));
+  EXPECT_THAT(text, Not(HasSubstr("gpuattr_inference_generation_tokens_per_second{")));
+  EXPECT_THAT(text, Not(HasSubstr("gpuattr_inference_generation_tokens_per_joule{")));
+}
+
 }  // namespace
 }  // namespace gpuattr::discovery
