@@ -61,12 +61,11 @@ void Build(const Snapshot& s, FamilyWriter& w) {
     if (c.inference) WriteInference(*c.inference, w);
 }
 
+// A server that exports no model_name gets no `model` label (absent, not "").
 Labels ServerLabels(const std::string& cluster, const inference::ServerKey& k) {
-  return Labels{{"cluster", cluster},
-                {"namespace", k.namespace_},
-                {"pod", k.pod},
-                {"engine", k.engine},
-                {"model", k.model}};
+  Labels l{{"cluster", cluster}, {"namespace", k.namespace_}, {"pod", k.pod}, {"engine", k.engine}};
+  if (!k.model.empty()) l.emplace("model", k.model);
+  return l;
 }
 
 std::optional<double> AsNumber(const std::optional<bool>& b) {

@@ -107,6 +107,19 @@ TEST(PublishInference, EveryFamilyOfTheGroupIsReachable) {
   }
 }
 
+TEST(PublishInference, NoModelNameNoModelLabel) {
+  Snapshot s = WithView();
+  auto view = std::make_shared<inference::InferenceView>(*s.clusters[0].inference);
+  view->servers = {New()};
+  view->servers[0].key.model.clear();
+  s.clusters[0].inference = view;
+  const std::string text = RenderText(s);
+  EXPECT_THAT(text,
+              HasSubstr("gpuattr_inference_requests_running{cluster=\"lab\",engine=\"sglang\","
+                        "namespace=\"llm\",pod=\"sg-0\"} 3\n"));
+  EXPECT_THAT(text, Not(HasSubstr("model=\"\"")));
+}
+
 TEST(PublishInference, NoViewNoSeries) {
   Snapshot s = WithView();
   s.clusters[0].inference = nullptr;
