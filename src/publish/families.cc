@@ -4,6 +4,7 @@
 
 #include "gpuattr/publish/allocation.h"
 #include "gpuattr/publish/devices.h"
+#include "gpuattr/publish/inference.h"
 #include "gpuattr/publish/namespaces.h"
 #include "gpuattr/publish/node_power.h"
 #include "gpuattr/publish/pods.h"
@@ -23,6 +24,7 @@ constexpr const FamilyGroup* kGroups[] = {
     &kNamespacesGroup,
     &kNodePowerGroup,
     &kAllocationGroup,
+    &kInferenceGroup,
 };
 // clang-format on
 
