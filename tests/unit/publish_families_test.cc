@@ -8,6 +8,7 @@
 #include "golden/attribution_harness.h"
 #include "gpuattr/app/build_info.h"
 #include "gpuattr/discovery/report.h"
+#include "gpuattr/ledger/ledger.h"
 #include "gpuattr/publish/families.h"
 #include "gpuattr/publish/status_page.h"
 
@@ -44,6 +45,7 @@ Snapshot TwoClusters() {
   a.discovery = report;
   a.attribution =
       std::make_shared<attribution::Attribution>(gpuattr::testing::RichAttribution(a.cluster));
+  a.ledger = std::make_shared<ledger::LedgerView>(ledger::Ledger().Record(*a.attribution, 1e9));
   ClusterSnapshot b;
   b.cluster = "prod \"eu\"";  // label values are escaped by the serializer
   b.up = false;
