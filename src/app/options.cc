@@ -88,9 +88,11 @@ Flags (a flag overrides the same setting in the config file):
   --once                     run one cycle, print the exposition on stdout and exit (no server).
   --log.level LEVEL          debug, info, warn or error. Logs are logfmt on stderr.
                              Default: info.   Example: --log.level debug
-  --state.file PATH          where idle runs and energy counters survive restarts.
-                             Default: none (state is kept in memory only).
-                             Example: --state.file ~/.local/state/gpuattr.state
+  --state.file PATH          where idle runs and energy counters survive restarts (JSON,
+                             rewritten after each successful cycle; --once only reads it).
+                             Default: $XDG_STATE_HOME/gpuattr/state.json, else
+                             ~/.local/state/gpuattr/state.json.
+                             Example: --state.file /var/lib/gpuattr/state.json
   --version                  print the version and exit.
   -h, --help                 print this help and exit.
 

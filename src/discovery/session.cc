@@ -21,7 +21,9 @@ KubeClusterSession::KubeClusterSession(std::string cluster,
       clock_(options_.clock ? *options_.clock : SystemClock()),
       client_(std::make_shared<kube::ApiClient>(std::move(transport), options_.api)),
       cache_(std::make_unique<kube::ObjectCache>(client_, options_.cache)),
-      discovery_(cluster_, options_.discovery, clock_) {}
+      discovery_(cluster_, options_.discovery, clock_),
+      ledger_(options_.ledger,
+              options_.state_file ? options_.state_file->Load(cluster_) : ledger::LedgerState{}) {}
 
 KubeClusterSession::~KubeClusterSession() { cache_->Stop(); }
 
@@ -72,6 +74,17 @@ bool KubeClusterSession::WaitForFirstLists() {
   return false;
 }
 
+// Idle runs and energy counters after a successful cycle, saved to the state file (if any).
+std::shared_ptr<const ledger::LedgerView> KubeClusterSession::RecordLedger(
+    const attribution::Attribution& a, const kube::ClusterObjects& objects) {
+  const double now = std::chrono::duration<double>(clock_.WallNow().time_since_epoch()).count();
+  std::set<attribution::PodId> in_cluster;
+  for (const auto& [key, pod] : objects.pods) in_cluster.insert({pod.namespace_, pod.name});
+  auto view = std::make_shared<const ledger::LedgerView>(ledger_.Record(a, now, &in_cluster));
+  if (options_.state_file) options_.state_file->Save(cluster_, ledger_.state());
+  return view;
+}
+
 app::CycleResult KubeClusterSession::RunCycle() {
   auto cycle = std::make_shared<SessionCycle>();
   if (!started_ && !stop_.stopped()) {
@@ -117,6 +130,7 @@ app::CycleResult KubeClusterSession::RunCycle() {
     result.inference = std::make_shared<const inference::InferenceView>(inference_.Update(
         cluster_, InferenceScrapes(cycle->input), clock_.Now(), attributed.get()));
     result.attribution = std::move(attributed);
+    result.ledger = RecordLedger(*result.attribution, *cycle->input.objects);
   }
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -4,6 +4,8 @@
 
 #include "gpuattr/kube/http_transport.h"
 #include "gpuattr/kube/kubeconfig.h"
+#include "gpuattr/ledger/state_path.h"
+#include "gpuattr/util/log.h"
 
 namespace gpuattr::discovery {
 
@@ -29,13 +31,28 @@ KubeSessionOptions SessionOptionsFromConfig(const app::Config& config) {
   o.discovery.ttls.inference_error = config.discovery.error_cache;
   o.attribution.idle_utilization_below = config.idle.utilization_below;
   o.attribution.idle_memory_at_least_bytes = static_cast<double>(config.idle.memory_at_least_bytes);
+  // A missed cycle or a quick restart still integrates; a longer gap adds no invented joules.
+  o.ledger.max_gap_seconds =
+      std::max(300.0, 5 * std::chrono::duration<double>(config.interval).count());
   return o;
+}
+
+std::shared_ptr<ledger::StateFile> OpenStateFile(const app::Config& config) {
+  auto path = ledger::ResolveStateFilePath(config.state_file);
+  if (!path.ok()) {
+    log::Warn("no state file; idle runs and energy counters will not survive a restart",
+              {{"err", path.error().message}});
+    return nullptr;
+  }
+  // --once reads the state (idle runs continue) but never writes it: a one-off look must not
+  // move a running daemon's counters, nor race its writes.
+  return ledger::StateFile::Open(std::move(*path), /*writable=*/!config.once);
 }
 
 Result<app::SessionList> MakeKubeSessions(const app::Config& config) {
   const kube::KubeconfigSource source = kube::KubeconfigSource::FromEnvironment(config.kubeconfig);
-  const KubeSessionOptions options = SessionOptionsFromConfig(config);
-  app::SessionList out;
+  KubeSessionOptions options = SessionOptionsFromConfig(config);
+  std::vector<std::pair<std::string, std::unique_ptr<kube::Transport>>> clusters;
   for (const app::ClusterConfig& cluster : app::EffectiveClusters(config)) {
     std::vector<std::string> contexts;
     if (!cluster.context.empty()) contexts.push_back(cluster.context);
@@ -49,10 +66,15 @@ Result<app::SessionList> MakeKubeSessions(const app::Config& config) {
     topts.max_idle_clients = options.discovery.scrape.concurrency;
     auto transport = kube::MakeTransport(conn, topts);
     if (!transport.ok()) return transport.error();
-    std::string label = cluster.name.empty() ? conn.context_name : cluster.name;
-    out.push_back(std::make_unique<KubeClusterSession>(
-        std::move(label), std::shared_ptr<kube::Transport>(std::move(*transport)), options));
+    clusters.emplace_back(cluster.name.empty() ? conn.context_name : cluster.name,
+                          std::move(*transport));
   }
+  // Only once every cluster is usable: a bad kubeconfig must not touch the state file.
+  options.state_file = OpenStateFile(config);
+  app::SessionList out;
+  for (auto& [label, transport] : clusters)
+    out.push_back(std::make_unique<KubeClusterSession>(
+        label, std::shared_ptr<kube::Transport>(std::move(transport)), options));
   return out;
 }
 

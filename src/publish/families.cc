@@ -5,6 +5,7 @@
 #include "gpuattr/publish/allocation.h"
 #include "gpuattr/publish/devices.h"
 #include "gpuattr/publish/inference.h"
+#include "gpuattr/publish/ledger.h"
 #include "gpuattr/publish/namespaces.h"
 #include "gpuattr/publish/node_power.h"
 #include "gpuattr/publish/pods.h"
@@ -25,6 +26,7 @@ constexpr const FamilyGroup* kGroups[] = {
     &kNodePowerGroup,
     &kAllocationGroup,
     &kInferenceGroup,
+    &kLedgerGroup,
 };
 // clang-format on
 

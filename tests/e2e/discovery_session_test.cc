@@ -1,9 +1,12 @@
 // The kube-backed session against the fake apiserver over TLS on 127.0.0.1: what is probed, what
 // is scraped, how many requests a polite client makes, and what happens when exporters misbehave.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -260,6 +263,45 @@ TEST(DiscoverySession, FailedScrapeRediscoversAndReplacedPodIsPickedUpWithoutRel
   EXPECT_EQ(c4->input.exporters[0].pod, "nvidia-dcgm-exporter-bbbbb");
   EXPECT_EQ(FindExporter(c4->report, "nvidia-dcgm-exporter-aaaaa"), nullptr);  // series gone
   EXPECT_EQ(h.server->CountRequests("list"), lists);                           // no relist
+}
+
+// The session keeps a ledger: energy integrates over the session's (fake) clock between cycles,
+// the view is in the cycle result, and the state file is written after each successful cycle.
+TEST(DiscoverySession, LedgerCountsEnergyAndWritesTheStateFile) {
+  const fs::path state =
+      fs::temp_directory_path() / ("gpuattr-ledger-" + std::to_string(::getpid()) + "/state.json");
+  KubeSessionOptions opts;
+  opts.state_file = ledger::StateFile::Open(state.string(), true);
+  Harness h;
+  ASSERT_TRUE(h.Start("basic", opts));
+  app::CycleResult first = h.session->RunCycle();
+  ASSERT_TRUE(first.up);
+  ASSERT_TRUE(first.attribution && first.ledger);
+  h.clock.Advance(seconds(20));
+  app::CycleResult second = h.session->RunCycle();
+  ASSERT_TRUE(second.ledger);
+  EXPECT_EQ(second.ledger->cluster, "fake");
+  // The exporter's readings may change between scrapes: trapezoid of the two cycles' power.
+  std::map<attribution::PodId, double> before;
+  for (const attribution::Pod& p : first.attribution->pods)
+    if (p.power_watts) before[p.id] = *p.power_watts;
+  size_t with_power = 0;
+  for (const attribution::Pod& p : second.attribution->pods) {
+    if (!p.power_watts || !before.count(p.id)) continue;
+    ++with_power;
+    auto it = std::find_if(second.ledger->pods.begin(), second.ledger->pods.end(),
+                           [&](const ledger::PodLedger& l) { return l.id == p.id; });
+    ASSERT_NE(it, second.ledger->pods.end()) << p.id.name;
+    EXPECT_NEAR(it->energy_joules.value_or(-1), (before[p.id] + *p.power_watts) / 2 * 20, 1e-6)
+        << p.id.name;
+  }
+  EXPECT_GT(with_power, 0u) << "scenario basic should attribute power to a pod";
+  auto saved = ledger::StateFile::Open(state.string(), true)->Load("fake");
+  EXPECT_EQ(saved, opts.state_file->Load("fake"));
+  EXPECT_EQ(saved.last_cycle_unix, second.ledger->recorded_unix);
+  EXPECT_EQ(saved.pods.size(), second.ledger->pods.size());
+  std::error_code ec;
+  fs::remove_all(state.parent_path(), ec);
 }
 
 }  // namespace

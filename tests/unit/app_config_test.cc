@@ -7,6 +7,7 @@
 
 #include "gpuattr/app/config.h"
 #include "gpuattr/app/options.h"
+#include "gpuattr/ledger/state_path.h"
 #include "support/paths.h"
 
 namespace gpuattr::app {
@@ -283,6 +284,21 @@ TEST(AppConfig, UnreadableFileIsNamed) {
 
 std::filesystem::path ExamplePath() {
   return gpuattr::testing::SourceDir() / "config" / "gpuattr.example.yaml";
+}
+
+// The state file's default is the XDG state directory: "" in the config and in the example,
+// resolved where the file is opened (as kubeconfig "" means $KUBECONFIG, else ~/.kube/config).
+TEST(AppConfig, StateFileDefaultsToTheXdgStateDirectory) {
+  Config defaults = MustLoad({}, "");
+  EXPECT_EQ(defaults.state_file, "");
+  EXPECT_EQ(*ledger::ResolveStateFilePath(defaults.state_file, "/xdg", "/home/u"),
+            "/xdg/gpuattr/state.json");
+  EXPECT_EQ(*ledger::ResolveStateFilePath(defaults.state_file, nullptr, "/home/u"),
+            "/home/u/.local/state/gpuattr/state.json");
+  EXPECT_THAT(HelpText(), HasSubstr("Default: $XDG_STATE_HOME/gpuattr/state.json, else"));
+  EXPECT_THAT(gpuattr::testing::ReadFile(ExamplePath()),
+              HasSubstr("$XDG_STATE_HOME/gpuattr/state.json, else "
+                        "~/.local/state/gpuattr/state.json"));
 }
 
 TEST(AppConfig, ExampleFileParsesAndEqualsTheDefaults) {

@@ -9,6 +9,7 @@
 #include "gpuattr/app/build_info.h"
 #include "gpuattr/discovery/report.h"
 #include "gpuattr/inference/inference.h"
+#include "gpuattr/ledger/ledger.h"
 #include "gpuattr/publish/families.h"
 #include "gpuattr/publish/status_page.h"
 
@@ -55,6 +56,7 @@ Snapshot TwoClusters() {
   server.generation_tokens_per_joule = 4;
   inference->servers.push_back(server);
   a.inference = inference;
+  a.ledger = std::make_shared<ledger::LedgerView>(ledger::Ledger().Record(*a.attribution, 1e9));
   ClusterSnapshot b;
   b.cluster = "prod \"eu\"";  // label values are escaped by the serializer
   b.up = false;

@@ -77,7 +77,7 @@ struct Config {
   WebConfig web;
   std::vector<TargetPin> targets;
   log::Level log_level = log::Level::kInfo;
-  std::string state_file;
+  std::string state_file;  // "" → $XDG_STATE_HOME/gpuattr/state.json, else ~/.local/state/...
   ScrapeConfig scrape;
   IdleConfig idle;
   DiscoveryConfig discovery;

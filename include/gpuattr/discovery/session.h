@@ -18,6 +18,8 @@
 #include "gpuattr/kube/api_client.h"
 #include "gpuattr/kube/object_cache.h"
 #include "gpuattr/kube/transport.h"
+#include "gpuattr/ledger/ledger.h"
+#include "gpuattr/ledger/state_file.h"
 #include "gpuattr/util/clock.h"
 
 namespace gpuattr::discovery {
@@ -29,7 +31,10 @@ struct KubeSessionOptions {
   kube::ObjectCacheOptions cache;              // which kinds to watch
   // How long the first cycle waits (real time) for the first LIST of every kind.
   std::chrono::milliseconds sync_timeout{30000};
-  Clock* clock = nullptr;  // cache expiries and timestamps; SystemClock() when null
+  Clock* clock = nullptr;       // cache expiries and timestamps; SystemClock() when null
+  ledger::LedgerParams ledger;  // idle runs and energy counters: the gap rule
+  // Shared by the sessions of one process; null keeps idle runs and energy in memory only.
+  std::shared_ptr<ledger::StateFile> state_file;
 };
 
 // Everything one cycle produced, immutable once published.
@@ -67,6 +72,8 @@ class KubeClusterSession : public app::ClusterSession {
 
  private:
   bool WaitForFirstLists();
+  std::shared_ptr<const ledger::LedgerView> RecordLedger(const attribution::Attribution& a,
+                                                         const kube::ClusterObjects& objects);
 
   std::string cluster_;
   KubeSessionOptions options_;
@@ -79,6 +86,7 @@ class KubeClusterSession : public app::ClusterSession {
   inference::InferenceTracker inference_;  // previous readings for rates; RunCycle only
   mutable std::mutex mu_;
   std::shared_ptr<const SessionCycle> last_;
+  ledger::Ledger ledger_;  // RunCycle's thread only
 };
 
 }  // namespace gpuattr::discovery

@@ -16,6 +16,10 @@ Pins PinsFromConfig(const std::vector<app::TargetPin>& targets);
 // Discovery and scrape settings from the config (pins, limits, cache lifetimes).
 KubeSessionOptions SessionOptionsFromConfig(const app::Config& config);
 
+// The state file of Config::state_file ("" → the XDG default), read now; read-only with --once.
+// Null (with a warning) when there is no usable location.
+std::shared_ptr<ledger::StateFile> OpenStateFile(const app::Config& config);
+
 // Errors (unreadable kubeconfig, unknown context, bad credentials setup) name the file or context.
 Result<app::SessionList> MakeKubeSessions(const app::Config& config);
 

@@ -1,0 +1,74 @@
+// The ledger: what persists across cycles of one cluster — idle runs and energy counters (DESIGN
+// sections 5 and 6). Stateful, no I/O: the session feeds it each successful cycle's attribution
+// with the cycle's time, and saves state() to the state file (state_file.h).
+//
+// Rules (docs/ledger.md):
+// - Idle run: starts at the first cycle that finds the pod idle; idle_seconds = now − start; a
+//   cycle finding the pod busy or its idleness unknown ends the run. A gap between successful
+//   cycles longer than max_gap_seconds (or a clock that went backwards) also ends it: nobody
+//   watched the pod meanwhile.
+// - Energy: pod joules += (P_previous + P_now) / 2 × Δt (trapezoid) when both powers are known and
+//   0 < Δt ≤ max_gap_seconds; otherwise the interval adds nothing (power during a long gap is
+//   unknown, and no joules are invented). A pod's counter starts at 0 the first cycle its power is
+//   known. Namespace joules = Σ of what its pods accrued, including pods that left, so it never
+//   goes down; it is forgotten after namespace_retention_seconds without a pod holding a counter.
+// - Pods gone from the cluster are dropped (their joules stay in the namespace). A pod that is
+//   still in the cluster but missing from this cycle's attribution (its exporter failed to
+//   answer) keeps its counter, unchanged; its idle run ends (unknown). A pod seen on another
+//   node is a new pod.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gpuattr/attribution/types.h"
+#include "gpuattr/ledger/state.h"
+
+namespace gpuattr::ledger {
+
+struct LedgerParams {
+  double max_gap_seconds = 300;                    // longer gaps integrate nothing
+  double namespace_retention_seconds = 7 * 86400;  // drop counters of namespaces gone this long
+};
+
+struct PodLedger {
+  attribution::PodId id;
+  std::string node;
+  std::optional<bool> idle;             // as the attribution said; absent when unknown
+  std::optional<double> idle_seconds;   // current idle run; 0 when busy; absent when unknown
+  std::optional<double> energy_joules;  // absent until the pod's power was known once
+};
+
+struct NamespaceLedger {
+  std::string name;
+  double energy_joules = 0;
+};
+
+// What to publish for one cluster after a successful cycle.
+struct LedgerView {
+  std::string cluster;
+  double recorded_unix = 0;                 // the cycle's time
+  std::vector<PodLedger> pods;              // sorted by id; attributed and kept pods
+  std::vector<NamespaceLedger> namespaces;  // sorted by name
+};
+
+class Ledger {
+ public:
+  explicit Ledger(LedgerParams params = {}, LedgerState initial = {});
+
+  // Records one successful cycle at `now_unix` (wall-clock seconds, so it survives restarts).
+  // `in_cluster`: the pods that exist in the cluster now; null means exactly the attributed ones.
+  LedgerView Record(const attribution::Attribution& attribution, double now_unix,
+                    const std::set<attribution::PodId>* in_cluster = nullptr);
+
+  const LedgerState& state() const { return state_; }
+  const LedgerParams& params() const { return params_; }
+
+ private:
+  LedgerParams params_;
+  LedgerState state_;
+};
+
+}  // namespace gpuattr::ledger

@@ -1,0 +1,33 @@
+// The state file's JSON format (docs/ledger.md), pure: one section per cluster.
+//
+//   {"format": "gpuattr-state", "version": 1,
+//    "clusters": {"kind-gpu": {"last_cycle_unix": 1764474000.5,
+//                              "pods": [{"namespace": "ml", "pod": "trainer-0", "node": "gpu-1",
+//                                        "idle_since_unix": 1764470000, "joules": 5400.5,
+//                                        "last_power_watts": 250.0}],
+//                              "namespaces": [{"namespace": "ml", "joules": 9000.25,
+//                                              "last_seen_unix": 1764474000.5}]}}}
+//
+// Optional fields are left out when unknown.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "gpuattr/ledger/state.h"
+#include "gpuattr/util/status.h"
+
+namespace gpuattr::ledger {
+
+inline constexpr std::string_view kStateFormat = "gpuattr-state";
+inline constexpr int kStateVersion = 1;
+
+using StateFileContents = std::map<std::string, LedgerState>;  // cluster label → its state
+
+std::string EncodeStateFile(const StateFileContents& contents);
+// Errors (not JSON, truncated, another format or version, a field of the wrong type) say what
+// is wrong, without the file name (the caller adds it).
+Result<StateFileContents> DecodeStateFile(std::string_view text);
+
+}  // namespace gpuattr::ledger

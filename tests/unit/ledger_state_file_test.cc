@@ -1,0 +1,316 @@
+// The state file: its JSON format, atomic writes, the default location, surviving bad files and
+// unwritable directories, and a restart that keeps idle runs and energy counters.
+#include "gpuattr/ledger/state_file.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "gpuattr/ledger/atomic_file.h"
+#include "gpuattr/ledger/ledger.h"
+#include "gpuattr/ledger/state_codec.h"
+#include "gpuattr/ledger/state_path.h"
+#include "gpuattr/util/log.h"
+#include "support/paths.h"
+
+namespace gpuattr::ledger {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+// A fresh directory per test, removed afterwards.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::path(::testing::TempDir()) / "ledger-XXXXXX").string();
+    path_ = ::mkdtemp(tmpl.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  fs::path operator/(const std::string& name) const { return path_ / name; }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// Captures warn and info lines while alive.
+class LogCapture {
+ public:
+  LogCapture() : level_(log::GetLevel()) {
+    log::SetLevel(log::Level::kInfo);
+    log::SetSink([this](std::string_view line) {
+      std::lock_guard<std::mutex> lock(mu_);
+      lines_.emplace_back(line);
+    });
+  }
+  ~LogCapture() {
+    log::ResetSink();
+    log::SetLevel(level_);
+  }
+  std::vector<std::string> Lines(const std::string& level) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<std::string> out;
+    for (const auto& l : lines_)
+      if (l.find("level=" + level) != std::string::npos) out.push_back(l);
+    return out;
+  }
+
+ private:
+  log::Level level_;
+  mutable std::mutex mu_;
+  std::vector<std::string> lines_;
+};
+
+std::vector<fs::path> Listing(const fs::path& dir) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+LedgerState SampleState() {
+  LedgerState s;
+  s.last_cycle_unix = 1764474000.125;
+  s.pods[{"ml", "trainer-0"}] = PodRecord{"gpu-1", 1764470000.5, 5400.25, 250.0};
+  s.pods[{"ml", "notebook"}] = PodRecord{"gpu-2", std::nullopt, std::nullopt, std::nullopt};
+  s.namespaces["ml"] = NamespaceRecord{9000.75, 1764474000.125};
+  s.namespaces["gone"] = NamespaceRecord{12.5, 1764400000};
+  return s;
+}
+
+LedgerState StateAt(double last_cycle_unix) {
+  LedgerState s;
+  s.last_cycle_unix = last_cycle_unix;
+  return s;
+}
+
+attribution::Attribution OnePod(double watts, bool idle) {
+  attribution::Attribution a;
+  a.cluster = "kind-gpu";
+  attribution::Pod p;
+  p.id = {"ml", "trainer-0"};
+  p.node = "gpu-1";
+  p.power_watts = watts;
+  p.idle = idle;
+  a.pods.push_back(p);
+  return a;
+}
+
+// --- format -------------------------------------------------------------------------------------
+
+TEST(StateCodec, RoundTripsEveryField) {
+  StateFileContents c{{"kind-gpu", SampleState()}, {"prod \"eu\"", LedgerState{}}};
+  const std::string text = EncodeStateFile(c);
+  EXPECT_THAT(text, HasSubstr("\"format\": \"gpuattr-state\""));
+  EXPECT_THAT(text, HasSubstr("\"version\": 1"));
+  auto back = DecodeStateFile(text);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(*back, c);
+}
+
+TEST(StateCodec, RejectsTruncatedForeignAndNewerFiles) {
+  const std::string good = EncodeStateFile({{"c", SampleState()}});
+  for (const std::string& bad :
+       {good.substr(0, good.size() / 2), std::string(""), std::string("{\"hello\": 1}"),
+        std::string("[1, 2]"), std::string("{\"format\": \"gpuattr-state\", \"version\": 2}"),
+        std::string("{\"format\": \"gpuattr-state\", \"version\": 1, \"clusters\": {\"c\": "
+                    "{\"pods\": [{\"namespace\": \"a\"}]}}}"),
+        std::string("{\"format\": \"gpuattr-state\", \"version\": 1, \"clusters\": {\"c\": "
+                    "{\"last_cycle_unix\": \"yesterday\"}}}")}) {
+    SCOPED_TRACE(bad);
+    EXPECT_FALSE(DecodeStateFile(bad).ok());
+  }
+  auto foreign = DecodeStateFile("{\"hello\": 1}");
+  EXPECT_THAT(foreign.error().message, HasSubstr("not a gpuattr state file"));
+  auto newer = DecodeStateFile("{\"format\": \"gpuattr-state\", \"version\": 2}");
+  EXPECT_THAT(newer.error().message, HasSubstr("unsupported state file version 2"));
+}
+
+// --- location -----------------------------------------------------------------------------------
+
+TEST(StatePath, DefaultsToTheXdgStateDirectory) {
+  EXPECT_EQ(*ResolveStateFilePath("", "/x/state", "/home/u"), "/x/state/gpuattr/state.json");
+  EXPECT_EQ(*ResolveStateFilePath("", nullptr, "/home/u"),
+            "/home/u/.local/state/gpuattr/state.json");
+  EXPECT_EQ(*ResolveStateFilePath("", "relative/dir", "/home/u"),  // ignored, as XDG says
+            "/home/u/.local/state/gpuattr/state.json");
+  EXPECT_EQ(*ResolveStateFilePath("/var/lib/g.json", "/x", "/home/u"), "/var/lib/g.json");
+  EXPECT_EQ(*ResolveStateFilePath("~/g.json", nullptr, "/home/u"), "/home/u/g.json");
+  auto none = ResolveStateFilePath("", nullptr, nullptr);
+  ASSERT_FALSE(none.ok());
+  EXPECT_THAT(none.error().message, HasSubstr("--state.file"));
+}
+
+// --- writing ------------------------------------------------------------------------------------
+
+TEST(AtomicFile, ReplacesTheFileCreatesDirectoriesAndLeavesNoTemporaryFile) {
+  TempDir dir;
+  const fs::path path = dir / "a/b/state.json";
+  ASSERT_TRUE(WriteFileAtomically(path.string(), "one").ok());
+  ASSERT_TRUE(WriteFileAtomically(path.string(), "two").ok());
+  EXPECT_EQ(gpuattr::testing::ReadFile(path), "two");
+  EXPECT_EQ(Listing(path.parent_path()), std::vector<fs::path>{path});
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+TEST(AtomicFile, AnUnwritablePlaceIsAnErrorNamingThePath) {
+  TempDir dir;
+  std::ofstream(dir / "plain-file") << "x";  // a file where a directory should be
+  const fs::path path = dir / "plain-file/state.json";
+  Status s = WriteFileAtomically(path.string(), "x");
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr((dir / "plain-file").string()));
+}
+
+TEST(StateFile, MissingFileIsAFreshStartWithoutWarning) {
+  TempDir dir;
+  LogCapture logs;
+  auto f = StateFile::Open((dir / "state.json").string(), true);
+  EXPECT_EQ(f->Load("kind-gpu"), LedgerState{});
+  EXPECT_TRUE(logs.Lines("warn").empty());
+  EXPECT_FALSE(fs::exists(dir / "state.json"));  // nothing written before a cycle
+}
+
+TEST(StateFile, SaveWritesAFileTheNextProcessReads) {
+  TempDir dir;
+  const std::string path = (dir / "state.json").string();
+  {
+    auto f = StateFile::Open(path, true);
+    f->Save("kind-gpu", SampleState());
+  }
+  auto again = StateFile::Open(path, true);
+  EXPECT_EQ(again->Load("kind-gpu"), SampleState());
+  EXPECT_EQ(again->Load("other"), LedgerState{});
+}
+
+TEST(StateFile, KeepsTheSectionsOfClustersNotRunningNow) {
+  TempDir dir;
+  const std::string path = (dir / "state.json").string();
+  StateFile::Open(path, true)->Save("old-cluster", SampleState());
+  StateFile::Open(path, true)->Save("kind-gpu", StateAt(5));
+  auto f = StateFile::Open(path, true);
+  EXPECT_EQ(f->Load("old-cluster"), SampleState());
+  EXPECT_EQ(f->Load("kind-gpu").last_cycle_unix, 5);
+}
+
+void ExpectMovedAsideAndFreshStart(const std::string& contents) {
+  TempDir dir;
+  const fs::path path = dir / "state.json";
+  std::ofstream(path) << contents;
+  LogCapture logs;
+  auto f = StateFile::Open(path.string(), true);
+  EXPECT_EQ(f->Load("kind-gpu"), LedgerState{});
+  EXPECT_FALSE(fs::exists(path));
+  auto files = Listing(dir.path());
+  ASSERT_EQ(files.size(), 1u);
+  const std::string aside = files[0].string();
+  EXPECT_THAT(aside, HasSubstr("state.json.bad-"));
+  EXPECT_EQ(gpuattr::testing::ReadFile(files[0]), contents);  // kept for a look, untouched
+  auto warnings = logs.Lines("warn");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0], HasSubstr(path.string()));
+  EXPECT_THAT(warnings[0], HasSubstr(aside));
+  // And the fresh start works: the next save writes a good file at the old name.
+  f->Save("kind-gpu", SampleState());
+  EXPECT_EQ(StateFile::Open(path.string(), true)->Load("kind-gpu"), SampleState());
+}
+
+TEST(StateFile, TruncatedFileIsMovedAsideWithOneWarning) {
+  const std::string good = EncodeStateFile({{"kind-gpu", SampleState()}});
+  ExpectMovedAsideAndFreshStart(good.substr(0, good.size() - 40));
+}
+
+TEST(StateFile, ForeignJsonFileIsMovedAsideWithOneWarning) {
+  ExpectMovedAsideAndFreshStart("{\"apiVersion\": \"v1\", \"kind\": \"Config\"}\n");
+}
+
+TEST(StateFile, BinaryGarbageIsMovedAsideWithOneWarning) {
+  ExpectMovedAsideAndFreshStart(std::string("\x00\xff\x13garbage", 10));
+}
+
+TEST(StateFile, ReadOnlyNeverChangesTheDisk) {
+  TempDir dir;
+  const fs::path path = dir / "state.json";
+  std::ofstream(path) << "{broken";
+  LogCapture logs;
+  auto f = StateFile::Open(path.string(), false);
+  EXPECT_EQ(logs.Lines("warn").size(), 1u);
+  f->Save("kind-gpu", SampleState());
+  EXPECT_EQ(f->Load("kind-gpu"), SampleState());  // in memory
+  EXPECT_EQ(gpuattr::testing::ReadFile(path), "{broken");
+  EXPECT_EQ(Listing(dir.path()), std::vector<fs::path>{path});
+}
+
+TEST(StateFile, UnwritableDirectoryWarnsOnceNamingThePathAndRecovers) {
+  TempDir dir;
+  std::ofstream(dir / "blocked") << "x";  // a file where the directory should be
+  const fs::path path = dir / "blocked/state.json";
+  LogCapture logs;
+  auto f = StateFile::Open(path.string(), true);
+  for (int cycle = 0; cycle < 3; ++cycle) f->Save("kind-gpu", SampleState());
+  EXPECT_TRUE(f->write_failing());
+  auto warnings = logs.Lines("warn");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0], HasSubstr(path.string()));
+  EXPECT_EQ(f->Load("kind-gpu"), SampleState());  // still counting in memory
+
+  fs::remove(dir / "blocked");
+  f->Save("kind-gpu", SampleState());
+  EXPECT_FALSE(f->write_failing());
+  EXPECT_EQ(logs.Lines("info").size(), 1u);  // "state file written again"
+  EXPECT_EQ(StateFile::Open(path.string(), true)->Load("kind-gpu"), SampleState());
+}
+
+TEST(StateFile, SessionsOfSeveralClustersSaveConcurrently) {
+  TempDir dir;
+  const std::string path = (dir / "state.json").string();
+  auto f = StateFile::Open(path, true);
+  std::vector<std::thread> threads;
+  for (int c = 0; c < 3; ++c)
+    threads.emplace_back([&, c] {
+      for (int i = 1; i <= 20; ++i) f->Save("cluster-" + std::to_string(c), StateAt(i));
+    });
+  for (auto& t : threads) t.join();
+  auto back = StateFile::Open(path, true);
+  for (int c = 0; c < 3; ++c)
+    EXPECT_EQ(back->Load("cluster-" + std::to_string(c)).last_cycle_unix, 20);
+}
+
+// --- restart ------------------------------------------------------------------------------------
+
+// Write the state, build a new Ledger from the file, continue: the idle run and the counters go
+// on as if gpuattr had not stopped.
+TEST(StateFile, ARestartKeepsTheIdleRunAndTheCounters) {
+  TempDir dir;
+  const std::string path = (dir / "state.json").string();
+  {
+    auto f = StateFile::Open(path, true);
+    Ledger ledger(LedgerParams{}, f->Load("kind-gpu"));
+    ledger.Record(OnePod(100, true), 1000);
+    ledger.Record(OnePod(100, true), 1020);
+    f->Save("kind-gpu", ledger.state());
+  }
+  auto f = StateFile::Open(path, true);
+  Ledger restarted(LedgerParams{}, f->Load("kind-gpu"));
+  LedgerView v = restarted.Record(OnePod(100, true), 1060);  // one missed cycle while restarting
+  ASSERT_EQ(v.pods.size(), 1u);
+  EXPECT_EQ(v.pods[0].idle_seconds, 60.0);
+  EXPECT_DOUBLE_EQ(*v.pods[0].energy_joules, 6000);
+  ASSERT_EQ(v.namespaces.size(), 1u);
+  EXPECT_DOUBLE_EQ(v.namespaces[0].energy_joules, 6000);
+}
+
+}  // namespace
+}  // namespace gpuattr::ledger

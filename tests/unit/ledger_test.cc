@@ -1,0 +1,271 @@
+// The ledger's rules (ledger.h, docs/ledger.md): idle runs, energy integration with the gap
+// rule, namespace counters that never go down, and pods that come, go and move.
+#include "gpuattr/ledger/ledger.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+
+#include "gpuattr/util/clock.h"
+
+namespace gpuattr::ledger {
+namespace {
+
+using attribution::Attribution;
+using attribution::Pod;
+using attribution::PodId;
+
+Pod MakePod(const std::string& ns, const std::string& name, std::optional<double> watts,
+            std::optional<bool> idle = false, const std::string& node = "n1") {
+  Pod p;
+  p.id = PodId{ns, name};
+  p.node = node;
+  p.power_watts = watts;
+  p.idle = idle;
+  return p;
+}
+
+Attribution Attr(std::vector<Pod> pods) {
+  Attribution a;
+  a.cluster = "c";
+  std::sort(pods.begin(), pods.end(), [](const Pod& x, const Pod& y) { return x.id < y.id; });
+  a.pods = std::move(pods);
+  return a;
+}
+
+const PodLedger* FindPod(const LedgerView& v, const std::string& ns, const std::string& name) {
+  for (const PodLedger& p : v.pods)
+    if (p.id == PodId{ns, name}) return &p;
+  return nullptr;
+}
+
+std::optional<double> NamespaceJoules(const LedgerView& v, const std::string& ns) {
+  for (const NamespaceLedger& n : v.namespaces)
+    if (n.name == ns) return n.energy_joules;
+  return std::nullopt;
+}
+
+double WallSeconds(const Clock& clock) {
+  return std::chrono::duration<double>(clock.WallNow().time_since_epoch()).count();
+}
+
+// --- idle runs
+// ------------------------------------------------------------------------------------
+
+TEST(LedgerIdle, PodIdleForThreeCyclesReportsTheRunLength) {
+  FakeClock clock;
+  Ledger ledger;
+  const Attribution idle = Attr({MakePod("a", "x", 50, true)});
+  std::vector<double> seen;
+  for (int cycle = 0; cycle < 3; ++cycle) {
+    if (cycle > 0) clock.Advance(std::chrono::seconds(20));
+    LedgerView v = ledger.Record(idle, WallSeconds(clock));
+    const PodLedger* p = FindPod(v, "a", "x");
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(p->idle, true);
+    ASSERT_TRUE(p->idle_seconds.has_value());
+    seen.push_back(*p->idle_seconds);
+  }
+  // The run starts at the first cycle that found the pod idle.
+  EXPECT_EQ(seen, (std::vector<double>{0, 20, 40}));
+}
+
+TEST(LedgerIdle, OneBusyCycleResetsTheRun) {
+  Ledger ledger;
+  ledger.Record(Attr({MakePod("a", "x", 50, true)}), 1000);
+  ledger.Record(Attr({MakePod("a", "x", 50, true)}), 1020);
+  LedgerView busy = ledger.Record(Attr({MakePod("a", "x", 50, false)}), 1040);
+  EXPECT_EQ(FindPod(busy, "a", "x")->idle, false);
+  EXPECT_EQ(FindPod(busy, "a", "x")->idle_seconds, 0.0);  // known: not idle, a run of 0
+  LedgerView again = ledger.Record(Attr({MakePod("a", "x", 50, true)}), 1060);
+  EXPECT_EQ(FindPod(again, "a", "x")->idle_seconds, 0.0);
+  LedgerView later = ledger.Record(Attr({MakePod("a", "x", 50, true)}), 1080);
+  EXPECT_EQ(FindPod(later, "a", "x")->idle_seconds, 20.0);
+}
+
+TEST(LedgerIdle, UnknownIdlenessIsAbsentAndEndsTheRun) {
+  Ledger ledger;
+  ledger.Record(Attr({MakePod("a", "x", 50, true)}), 1000);
+  LedgerView unknown = ledger.Record(Attr({MakePod("a", "x", 50, std::nullopt)}), 1020);
+  EXPECT_FALSE(FindPod(unknown, "a", "x")->idle.has_value());
+  EXPECT_FALSE(FindPod(unknown, "a", "x")->idle_seconds.has_value());
+  LedgerView idle = ledger.Record(Attr({MakePod("a", "x", 50, true)}), 1040);
+  EXPECT_EQ(FindPod(idle, "a", "x")->idle_seconds, 0.0);
+}
+
+TEST(LedgerIdle, AGapLongerThanTheBoundRestartsTheRun) {
+  Ledger ledger(LedgerParams{.max_gap_seconds = 300});
+  ledger.Record(Attr({MakePod("a", "x", 50, true)}), 1000);
+  LedgerView within = ledger.Record(Attr({MakePod("a", "x", 50, true)}), 1300);
+  EXPECT_EQ(FindPod(within, "a", "x")->idle_seconds, 300.0);
+  LedgerView after_gap = ledger.Record(Attr({MakePod("a", "x", 50, true)}), 1601);
+  EXPECT_EQ(FindPod(after_gap, "a", "x")->idle_seconds, 0.0);
+}
+
+// --- energy
+// ---------------------------------------------------------------------------------------
+
+TEST(LedgerEnergy, ConstantHundredWattsForSixtySecondsGainsSixThousandJoules) {
+  FakeClock clock;
+  Ledger ledger;
+  const Attribution a = Attr({MakePod("a", "x", 100)});
+  LedgerView v = ledger.Record(a, WallSeconds(clock));
+  EXPECT_EQ(FindPod(v, "a", "x")->energy_joules, 0.0);  // the counter starts at 0
+  for (int i = 0; i < 4; ++i) {  // 20 s, 10 s, 15 s and 15 s: uneven cycles, 60 s in all
+    clock.Advance(std::chrono::seconds(i == 0 ? 20 : i == 1 ? 10 : 15));
+    v = ledger.Record(a, WallSeconds(clock));
+  }
+  ASSERT_TRUE(FindPod(v, "a", "x")->energy_joules.has_value());
+  EXPECT_DOUBLE_EQ(*FindPod(v, "a", "x")->energy_joules, 6000);
+  EXPECT_DOUBLE_EQ(*NamespaceJoules(v, "a"), 6000);
+}
+
+TEST(LedgerEnergy, ChangingPowerIsIntegratedWithTheTrapezoidRule) {
+  Ledger ledger;
+  ledger.Record(Attr({MakePod("a", "x", 100)}), 1000);
+  LedgerView v = ledger.Record(Attr({MakePod("a", "x", 200)}), 1010);
+  EXPECT_DOUBLE_EQ(*FindPod(v, "a", "x")->energy_joules, 1500);
+}
+
+TEST(LedgerEnergy, AGapLongerThanTheBoundAddsNothing) {
+  Ledger ledger(LedgerParams{.max_gap_seconds = 300});
+  ledger.Record(Attr({MakePod("a", "x", 100)}), 1000);
+  LedgerView v = ledger.Record(Attr({MakePod("a", "x", 100)}), 1020);
+  EXPECT_DOUBLE_EQ(*FindPod(v, "a", "x")->energy_joules, 2000);
+  v = ledger.Record(Attr({MakePod("a", "x", 100)}), 1020 + 301);  // gpuattr was down 5 min
+  EXPECT_DOUBLE_EQ(*FindPod(v, "a", "x")->energy_joules, 2000);
+  v = ledger.Record(Attr({MakePod("a", "x", 100)}), 1020 + 301 + 10);  // counting again
+  EXPECT_DOUBLE_EQ(*FindPod(v, "a", "x")->energy_joules, 3000);
+}
+
+TEST(LedgerEnergy, AClockGoingBackwardsAddsNothing) {
+  Ledger ledger;
+  ledger.Record(Attr({MakePod("a", "x", 100, true)}), 1000);
+  LedgerView v = ledger.Record(Attr({MakePod("a", "x", 100, true)}), 990);
+  EXPECT_DOUBLE_EQ(*FindPod(v, "a", "x")->energy_joules, 0);
+  EXPECT_EQ(FindPod(v, "a", "x")->idle_seconds, 0.0);  // never negative
+  v = ledger.Record(Attr({MakePod("a", "x", 100, true)}), 1000);
+  EXPECT_DOUBLE_EQ(*FindPod(v, "a", "x")->energy_joules, 1000);
+}
+
+TEST(LedgerEnergy, UnknownPowerIntegratesNothingButKeepsTheCounter) {
+  Ledger ledger;
+  ledger.Record(Attr({MakePod("a", "x", 100)}), 1000);
+  ledger.Record(Attr({MakePod("a", "x", 100)}), 1010);  // 1000 J
+  LedgerView v = ledger.Record(Attr({MakePod("a", "x", std::nullopt)}), 1020);
+  EXPECT_DOUBLE_EQ(*FindPod(v, "a", "x")->energy_joules, 1000);
+  v = ledger.Record(Attr({MakePod("a", "x", 100)}), 1030);  // left end unknown: nothing
+  EXPECT_DOUBLE_EQ(*FindPod(v, "a", "x")->energy_joules, 1000);
+  v = ledger.Record(Attr({MakePod("a", "x", 100)}), 1040);
+  EXPECT_DOUBLE_EQ(*FindPod(v, "a", "x")->energy_joules, 2000);
+}
+
+TEST(LedgerEnergy, APodWhosePowerWasNeverKnownHasNoCounter) {
+  Ledger ledger;
+  ledger.Record(Attr({MakePod("a", "x", std::nullopt)}), 1000);
+  LedgerView v = ledger.Record(Attr({MakePod("a", "x", std::nullopt)}), 1020);
+  ASSERT_NE(FindPod(v, "a", "x"), nullptr);
+  EXPECT_FALSE(FindPod(v, "a", "x")->energy_joules.has_value());
+  EXPECT_FALSE(NamespaceJoules(v, "a").has_value());
+}
+
+// Σ pods = namespace while no pod has left; the namespace never goes down while pods come and go.
+TEST(LedgerEnergy, NamespaceCounterIsMonotonicWhilePodsComeAndGo) {
+  Ledger ledger;
+  const std::vector<Attribution> cycles = {
+      Attr({MakePod("a", "x", 100), MakePod("a", "y", 50), MakePod("b", "z", 10)}),
+      Attr({MakePod("a", "x", 120), MakePod("a", "y", 60), MakePod("b", "z", 10)}),
+      Attr({MakePod("a", "x", 80), MakePod("b", "z", 10)}),                         // y left
+      Attr({MakePod("a", "x", 80), MakePod("a", "w", 40), MakePod("b", "z", 10)}),  // w came
+      Attr({MakePod("a", "w", 40), MakePod("b", "z", 10)}),                         // x left
+      Attr({MakePod("b", "z", 10)}),                         // no pod of a is left
+      Attr({MakePod("a", "x", 90), MakePod("b", "z", 10)}),  // a pod named x again: a new pod
+      Attr({MakePod("a", "x", 90), MakePod("b", "z", 10)}),
+  };
+  double previous = 0;
+  double t = 1000;
+  bool a_lost_a_pod = false;
+  for (size_t i = 0; i < cycles.size(); ++i, t += 10) {
+    SCOPED_TRACE("cycle " + std::to_string(i));
+    LedgerView v = ledger.Record(cycles[i], t);
+    const double a = NamespaceJoules(v, "a").value_or(-1);
+    EXPECT_GE(a, previous);
+    previous = a;
+    double sum_a = 0, sum_b = 0;
+    for (const PodLedger& p : v.pods)
+      (p.id.namespace_ == "a" ? sum_a : sum_b) += p.energy_joules.value_or(0);
+    a_lost_a_pod |= i == 2;
+    if (!a_lost_a_pod) {
+      EXPECT_DOUBLE_EQ(a, sum_a);
+    }
+    EXPECT_DOUBLE_EQ(*NamespaceJoules(v, "b"), sum_b);  // b never lost a pod
+  }
+  // a accrued: x 1100+1000+800, y 550, w 400, and the new x 900.
+  EXPECT_DOUBLE_EQ(previous, 1100 + 1000 + 800 + 550 + 400 + 900);
+}
+
+TEST(LedgerPods, APodThatLeftIsDroppedButItsJoulesStayInTheNamespace) {
+  Ledger ledger;
+  ledger.Record(Attr({MakePod("a", "x", 100), MakePod("a", "y", 100)}), 1000);
+  ledger.Record(Attr({MakePod("a", "x", 100), MakePod("a", "y", 100)}), 1010);
+  LedgerView v = ledger.Record(Attr({MakePod("a", "y", 100)}), 1020);
+  EXPECT_EQ(FindPod(v, "a", "x"), nullptr);
+  EXPECT_EQ(ledger.state().pods.count(PodId{"a", "x"}), 0u);
+  EXPECT_DOUBLE_EQ(*NamespaceJoules(v, "a"), 1000 + 2000);
+}
+
+TEST(LedgerPods, APodStillInTheClusterButNotAttributedKeepsItsCounter) {
+  Ledger ledger;
+  const std::set<PodId> cluster = {{"a", "x"}, {"a", "y"}};
+  ledger.Record(Attr({MakePod("a", "x", 100, true), MakePod("a", "y", 10)}), 1000, &cluster);
+  ledger.Record(Attr({MakePod("a", "x", 100, true), MakePod("a", "y", 10)}), 1010, &cluster);
+  // x's exporter did not answer this cycle: x is still in the cluster.
+  LedgerView v = ledger.Record(Attr({MakePod("a", "y", 10)}), 1020, &cluster);
+  const PodLedger* x = FindPod(v, "a", "x");
+  ASSERT_NE(x, nullptr);
+  EXPECT_DOUBLE_EQ(*x->energy_joules, 1000);
+  EXPECT_FALSE(x->idle.has_value());
+  EXPECT_FALSE(x->idle_seconds.has_value());
+  // Back: no joules for the interval it was unseen, and its idle run starts again.
+  v = ledger.Record(Attr({MakePod("a", "x", 100, true), MakePod("a", "y", 10)}), 1030, &cluster);
+  EXPECT_DOUBLE_EQ(*FindPod(v, "a", "x")->energy_joules, 1000);
+  EXPECT_EQ(FindPod(v, "a", "x")->idle_seconds, 0.0);
+  EXPECT_DOUBLE_EQ(*NamespaceJoules(v, "a"), 1000 + 300);  // Σ pods: none left
+}
+
+TEST(LedgerPods, APodOnAnotherNodeIsANewPod) {
+  Ledger ledger;
+  ledger.Record(Attr({MakePod("a", "x", 100, true, "n1")}), 1000);
+  ledger.Record(Attr({MakePod("a", "x", 100, true, "n1")}), 1010);
+  LedgerView v = ledger.Record(Attr({MakePod("a", "x", 100, true, "n2")}), 1020);
+  EXPECT_EQ(FindPod(v, "a", "x")->node, "n2");
+  EXPECT_DOUBLE_EQ(*FindPod(v, "a", "x")->energy_joules, 0);
+  EXPECT_EQ(FindPod(v, "a", "x")->idle_seconds, 0.0);
+  EXPECT_DOUBLE_EQ(*NamespaceJoules(v, "a"), 1000);
+}
+
+TEST(LedgerPods, ANamespaceWithoutPodsIsForgottenAfterTheRetention) {
+  Ledger ledger(LedgerParams{.max_gap_seconds = 300, .namespace_retention_seconds = 3600});
+  ledger.Record(Attr({MakePod("a", "x", 100), MakePod("b", "z", 1)}), 1000);
+  ledger.Record(Attr({MakePod("a", "x", 100), MakePod("b", "z", 1)}), 1010);
+  LedgerView v = ledger.Record(Attr({MakePod("b", "z", 1)}), 1010 + 3600);
+  EXPECT_DOUBLE_EQ(NamespaceJoules(v, "a").value_or(-1), 1000);  // kept for the retention
+  v = ledger.Record(Attr({MakePod("b", "z", 1)}), 1010 + 3601);
+  EXPECT_FALSE(NamespaceJoules(v, "a").has_value());
+  EXPECT_TRUE(NamespaceJoules(v, "b").has_value());
+}
+
+TEST(LedgerView, CarriesTheClusterTimeAndSortedPods) {
+  Ledger ledger;
+  LedgerView v = ledger.Record(Attr({MakePod("b", "z", 1), MakePod("a", "x", 1)}), 1234.5);
+  EXPECT_EQ(v.cluster, "c");
+  EXPECT_EQ(v.recorded_unix, 1234.5);
+  ASSERT_EQ(v.pods.size(), 2u);
+  EXPECT_EQ(v.pods[0].id.name, "x");
+  EXPECT_EQ(v.pods[1].id.name, "z");
+  EXPECT_EQ(ledger.state().last_cycle_unix, 1234.5);
+}
+
+}  // namespace
+}  // namespace gpuattr::ledger
