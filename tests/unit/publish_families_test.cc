@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 
+#include "golden/allocation_harness.h"
 #include "golden/attribution_harness.h"
 #include "gpuattr/app/build_info.h"
 #include "gpuattr/discovery/report.h"
@@ -44,6 +45,8 @@ Snapshot TwoClusters() {
   a.discovery = report;
   a.attribution =
       std::make_shared<attribution::Attribution>(gpuattr::testing::RichAttribution(a.cluster));
+  a.allocation =
+      std::make_shared<allocation::Allocation>(gpuattr::testing::RichAllocation(*a.attribution));
   ClusterSnapshot b;
   b.cluster = "prod \"eu\"";  // label values are escaped by the serializer
   b.up = false;
