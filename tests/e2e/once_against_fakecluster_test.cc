@@ -79,6 +79,11 @@ TEST_F(OnceAgainstFakeCluster, PrintsAttributedExpositionAndExitsZero) {
   EXPECT_THAT(r.out, HasSubstr("gpuattr_card_power_watts{cluster=\"lab\""));
   EXPECT_THAT(r.out, HasSubstr("gpuattr_pod_power_watts{cluster=\"lab\""));
   EXPECT_THAT(r.out, HasSubstr("gpuattr_namespace_power_watts{cluster=\"lab\""));
+  // Allocation (the scheduler view) is computed in the same cycle.
+  EXPECT_THAT(r.out, HasSubstr("gpuattr_node_devices_capacity{cluster=\"lab\",node=\"gpu-node-1\"} "
+                               "4\n"));
+  EXPECT_THAT(r.out, HasSubstr("gpuattr_pod_requested_devices{cluster=\"lab\",namespace=\"ml\","
+                               "pod=\"llm-serve-0\",resource=\"nvidia.com/gpu\"} 2\n"));
   // GPU workload pods probed as possible inference servers answer 503 (nothing listens): they
   // count as failed probes, not as exporters that are down.
   EXPECT_THAT(r.out,

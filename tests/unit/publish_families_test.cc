@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 
+#include "golden/allocation_harness.h"
 #include "golden/attribution_harness.h"
 #include "gpuattr/app/build_info.h"
 #include "gpuattr/discovery/report.h"
@@ -57,6 +58,8 @@ Snapshot TwoClusters() {
   inference->servers.push_back(server);
   a.inference = inference;
   a.ledger = std::make_shared<ledger::LedgerView>(ledger::Ledger().Record(*a.attribution, 1e9));
+  a.allocation =
+      std::make_shared<allocation::Allocation>(gpuattr::testing::RichAllocation(*a.attribution));
   ClusterSnapshot b;
   b.cluster = "prod \"eu\"";  // label values are escaped by the serializer
   b.up = false;

@@ -1,0 +1,38 @@
+// An allocation that exercises every family of the allocation group (a GPU node with a held and
+// an unhealthy GPU, a pod holding one, a pending pod with a hint), for publish tests.
+#pragma once
+
+#include <string>
+
+#include "gpuattr/allocation/allocation.h"
+
+namespace gpuattr::testing {
+
+inline allocation::Allocation RichAllocation(const attribution::Attribution& attribution) {
+  kube::ClusterObjects o;
+  kube::Node node;
+  node.name = "n1";
+  node.capacity = {{"nvidia.com/gpu", 3}};
+  node.allocatable = {{"nvidia.com/gpu", 2}};
+  o.nodes[node.name] = node;
+  kube::Container gpu;
+  gpu.name = "main";
+  gpu.limits = {{"nvidia.com/gpu", 1}};
+  kube::Pod held;
+  held.namespace_ = "a";
+  held.name = "x";
+  held.node_name = "n1";
+  held.phase = "Running";
+  held.containers = {gpu};
+  o.pods[held.Key()] = held;
+  kube::Pod waiting = held;
+  waiting.name = "next";
+  waiting.node_name.clear();
+  waiting.phase = "Pending";
+  waiting.creation_unix = 1764460000;
+  waiting.containers[0].limits = {{"nvidia.com/gpu", 4}};
+  o.pods[waiting.Key()] = waiting;
+  return allocation::Allocate({attribution.cluster, o, attribution, 1764460800});
+}
+
+}  // namespace gpuattr::testing
