@@ -2,6 +2,7 @@
 #include "gpuattr/allocation/pending.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "gpuattr/allocation/resources.h"
