@@ -3,6 +3,7 @@
 #include <prometheus/text_serializer.h>
 
 #include "gpuattr/publish/devices.h"
+#include "gpuattr/publish/health.h"
 #include "gpuattr/publish/namespaces.h"
 #include "gpuattr/publish/node_power.h"
 #include "gpuattr/publish/pods.h"
@@ -21,6 +22,7 @@ constexpr const FamilyGroup* kGroups[] = {
     &kPodsGroup,
     &kNamespacesGroup,
     &kNodePowerGroup,
+    &kHealthGroup,
 };
 // clang-format on
 
