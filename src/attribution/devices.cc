@@ -151,12 +151,18 @@ void BuildDevices(Work& work) {
     else
       BuildProcessDevices(node, readings, work);
   }
-  for (auto& [key, c] : work.cards)
+  for (auto& [key, c] : work.cards) {
+    // Health is the card's: its fields may sit on any of its lines, and MIG slices inherit it.
+    health::HealthFields fields;
     for (const DeviceId& id : c.devices) {
-      const Device& d = work.devices.at(id).device;
-      FillIfEmpty(c.card.uuid, d.uuid);
-      FillIfEmpty(c.card.model, d.model);
+      const DeviceWork& d = work.devices.at(id);
+      FillIfEmpty(c.card.uuid, d.device.uuid);
+      FillIfEmpty(c.card.model, d.device.model);
+      for (const sources::DcgmRecord* r : d.dcgm) fields.Add(*r);
     }
+    health::DeviceHealth card_health = health::AssessDevice(fields);
+    for (const DeviceId& id : c.devices) work.devices.at(id).device.health = card_health;
+  }
 }
 
 }  // namespace gpuattr::attribution

@@ -6,6 +6,7 @@
 #include "gpuattr/publish/devices.h"
 #include "gpuattr/publish/inference.h"
 #include "gpuattr/publish/ledger.h"
+#include "gpuattr/publish/health.h"
 #include "gpuattr/publish/namespaces.h"
 #include "gpuattr/publish/node_power.h"
 #include "gpuattr/publish/pods.h"
@@ -27,6 +28,7 @@ constexpr const FamilyGroup* kGroups[] = {
     &kAllocationGroup,
     &kInferenceGroup,
     &kLedgerGroup,
+    &kHealthGroup,
 };
 // clang-format on
 

@@ -8,6 +8,7 @@
 #include "gpuattr/app/build_info.h"
 #include "gpuattr/discovery/report.h"
 #include "gpuattr/publish/discovery_metrics.h"
+#include "gpuattr/publish/health.h"
 
 namespace gpuattr::publish {
 namespace {
@@ -147,6 +148,7 @@ std::string RenderStatusPage(const Snapshot& s, double now) {
     h += "<p class=\"muted\" id=\"exporters\">Discovery has not run yet (no cluster has "
          "answered).</p>\n";
   h += RenderPendingSection(s);
+  h += RenderHealthSection(s);
   h += "<p class=\"muted\">Page generated " + HtmlEscape(FormatUnix(now)) + ".</p>\n";
   h += "</body></html>\n";
   return h;

@@ -69,7 +69,8 @@ TEST_P(AttributionGolden, EverySeriesHasClusterAndNoEmptyLabel) {
 }
 
 TEST(AttributionPublish, RichAttributionExercisesEveryFamilyOfTheGroups) {
-  static const std::set<std::string_view> kGroups = {"devices", "pods", "namespaces", "node_power"};
+  static const std::set<std::string_view> kGroups = {"devices", "pods", "namespaces", "node_power",
+                                                     "health"};
   std::set<std::string> tabled;
   for (const publish::FamilyGroup* g : publish::FamilyGroups())
     if (kGroups.count(g->name))
@@ -77,7 +78,7 @@ TEST(AttributionPublish, RichAttributionExercisesEveryFamilyOfTheGroups) {
   std::string text = RenderAttribution(RichAttribution());
   for (const std::string& name : tabled)
     EXPECT_NE(text.find("\n" + name + "{"), std::string::npos) << name;
-  EXPECT_EQ(tabled.size(), 31u);
+  EXPECT_EQ(tabled.size(), 34u);
 }
 
 std::string Name(const ::testing::TestParamInfo<fs::path>& info) {

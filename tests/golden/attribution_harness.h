@@ -88,7 +88,8 @@ inline attribution::Attribution AttributeCase(const AttributionCase& c,
 // The families of the attribution groups only (not self-metrics, whose labels carry the build's
 // version), through the real group table.
 inline std::string RenderAttribution(const attribution::Attribution& a) {
-  static const std::set<std::string_view> kGroups = {"devices", "pods", "namespaces", "node_power"};
+  static const std::set<std::string_view> kGroups = {"devices", "pods", "namespaces", "node_power",
+                                                     "health"};
   std::set<std::string> names;
   for (const publish::FamilyGroup* g : publish::FamilyGroups())
     if (kGroups.count(g->name))
@@ -106,7 +107,8 @@ inline std::string RenderAttribution(const attribution::Attribution& a) {
 }
 
 // An attribution that exercises every family of the attribution groups (all tiers, MIG, a
-// time-sliced device, an unrequested pod, candidate pods, an idle pod), for publish tests.
+// time-sliced device, an unrequested pod, candidate pods, an idle pod, a health issue), for
+// publish tests.
 inline attribution::Attribution RichAttribution(const std::string& cluster = "test") {
   static const kube::ClusterObjects* objects = [] {
     auto* o = new kube::ClusterObjects;
@@ -136,6 +138,7 @@ inline attribution::Attribution RichAttribution(const std::string& cluster = "te
             "} 0.5\nDCGM_FI_PROF_PIPE_TENSOR_ACTIVE{" + l + "} 0.2\nDCGM_FI_PROF_DRAM_ACTIVE{" + l +
             "} 0.1\nDCGM_FI_DEV_FB_USED{" + l + "} 1000\nDCGM_FI_DEV_FB_FREE{" + l +
             "} 9000\nDCGM_FI_DEV_POWER_USAGE{" + l + "} 100\nDCGM_FI_DEV_GPU_TEMP{" + l + "} 50\n";
+  dcgm += "DCGM_FI_DEV_XID_ERRORS{" + l0 + "} 31\n";  // a health issue on n1's GPU 0
   std::string proc =
       "gpu_process_memory_bytes{namespace=\"lab\",pod=\"nb\",pid=\"1\",gpu=\"0\",uuid=\"P0\"} "
       "1e9\ngpu_process_utilization_percent{namespace=\"lab\",pod=\"nb\",pid=\"1\",gpu=\"0\","

@@ -28,6 +28,11 @@ DCGM_HELP = {
     "DCGM_FI_DEV_FB_TOTAL": ("Framebuffer memory total (in MiB).", "gauge"),
     "DCGM_FI_DEV_POWER_USAGE": ("Power draw (in W).", "gauge"),
     "DCGM_FI_DEV_GPU_TEMP": ("GPU temperature (in C).", "gauge"),
+    "DCGM_FI_DEV_XID_ERRORS": ("Value of the last XID error encountered.", "gauge"),
+    "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL": ("Total number of double-bit volatile ECC errors.", "counter"),
+    "DCGM_FI_DEV_ROW_REMAP_FAILURE": ("Whether remapping of rows has failed.", "gauge"),
+    "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS": ("Number of remapped rows for uncorrectable errors.", "counter"),
+    "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS": ("Current clock throttle reasons.", "gauge"),
 }
 DCGM_ORDER = list(DCGM_HELP)
 
@@ -393,6 +398,59 @@ its card's power (~100 W). The node must total ~800 W (not the ~5,000 W a sum of
 gives), devices must sum to their cards, and namespaces to no more than the cards.""")
 
 
+def health():
+    """Health fields (DESIGN section 5 "Health per device"): XIDs, ECC, row remapping, throttling."""
+    host = "health-a"
+    spec = [  # gpu, pod, power, health fields
+        (0, ("ml", "trainer-0", "train"), 300,
+         {"DCGM_FI_DEV_XID_ERRORS": 0, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL": 0,
+          "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS": 0x1}),
+        (1, ("ml", "trainer-0", "train"), 290,
+         {"DCGM_FI_DEV_XID_ERRORS": 31, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL": 0,
+          "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS": 0xc1}),
+        (2, ("web", "embed-1", "tei"), 80,
+         {"DCGM_FI_DEV_XID_ERRORS": 79, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL": 2}),
+        (3, None, 60,
+         {"DCGM_FI_DEV_XID_ERRORS": 0, "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS": 3,
+          "DCGM_FI_DEV_ROW_REMAP_FAILURE": 0}),
+    ]
+    devs = []
+    for gpu, p, power, fields in spec:
+        l = dcgm_labels(gpu, "GPU-health-%04d" % gpu, H100, host, pod=p)
+        devs.append((l, dict({"DCGM_FI_DEV_POWER_USAGE": power}, **fields)))
+    mig_host = "health-mig"
+    mig = []
+    # card 0: three 1g.10gb slices, the card's XID field only on slice 7's line; card 1: one
+    # 3g.40gb slice exporting only a harmless throttle mask (0x4, sw power cap).
+    for gpu, prof, gi, fields in [(0, "1g.10gb", 7, {"DCGM_FI_DEV_XID_ERRORS": 0}),
+                                  (0, "1g.10gb", 8, {}), (0, "1g.10gb", 9, {}),
+                                  (1, "3g.40gb", 1, {"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS": 0x4})]:
+        l = dcgm_labels(gpu, "GPU-hmig-%04d" % gpu, A100, mig_host, prof, gi)
+        mig.append((l, dict({"DCGM_FI_DEV_POWER_USAGE": 100 + gpu}, **fields)))
+    pods = [exporter_pod("gpu-operator", "dcgm-exporter-ha", host),
+            exporter_pod("gpu-operator", "dcgm-exporter-hm", mig_host),
+            pod("ml", "trainer-0", host, {"nvidia.com/gpu": 2}),
+            pod("web", "embed-1", host, GPU1)]
+    withdrawn = node(host, {"nvidia.com/gpu.product": H100}, {"nvidia.com/gpu": 4})
+    withdrawn["status"]["allocatable"]["nvidia.com/gpu"] = "3"  # the device plugin withdrew one
+    nodes = [withdrawn,
+             node(mig_host, {"nvidia.com/mig.strategy": "mixed"},
+                  {"nvidia.com/mig-1g.10gb": 3, "nvidia.com/mig-3g.40gb": 1}),
+             node("health-idle", {}, {"nvidia.com/gpu": 0}),
+             node("cpu-1")]
+    write("attr-health", pods, nodes,
+          {("gpu-operator", "dcgm-exporter-ha", 9400): dcgm_body(devs),
+           ("gpu-operator", "dcgm-exporter-hm", 9400): dcgm_body(mig)}, """
+Health fields. Node health-a (4 whole H100s, nvidia.com/gpu capacity 4 but allocatable 3, so the
+node is critical): GPU 0 ok (XID 0, no ECC error, throttle 0x1 idle only); GPU 1 warning (XID 31,
+an application fault, and throttle 0xc1: hw thermal 0x40 and power brake 0x80); GPU 2 critical
+(XID 79 "GPU has fallen off the bus", 2 double-bit ECC errors); GPU 3 warning (3 rows pending
+remap). Node health-mig: card 0's three 1g.10gb slices inherit the card's ok (the XID field sits
+on slice 7's line only); card 1's 3g.40gb slice exports only throttle 0x4 and is unknown; the
+node is ok (unknown devices do not count). Node health-idle advertises nvidia.com/gpu 0 and has
+no exporter: unknown. cpu-1 is no GPU node and has no health series.""")
+
+
 if __name__ == "__main__":
     whole_gpus()
     mig_prof_only()
@@ -401,3 +459,4 @@ if __name__ == "__main__":
     mixed_pool()
     no_pod_labels()
     a100_mixed()
+    health()

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuattr/health/health.h"
+
 namespace gpuattr::attribution {
 
 // (node, gpu, gpu_instance); the cluster is the Attribution's. gpu_instance is the GPU_I_ID of a
@@ -63,6 +65,7 @@ struct Device {
 
   std::optional<size_t> pods;         // pods attributed; unknown without pod information
   std::vector<PodId> candidate_pods;  // dcgm without pod labels: GPU pods of the node
+  health::DeviceHealth health;        // the card's (MIG slices inherit it); unknown without dcgm
 };
 
 // A physical GPU: node + parent UUID (else card index).
@@ -130,6 +133,9 @@ struct Attribution {
   std::vector<PodDevice> pod_devices;  // sorted by (pod, device)
   std::vector<Namespace> namespaces;   // sorted by name
   std::vector<NodePower> nodes;        // sorted by name; nodes where a device was seen
+
+  // Every GPU node (advertises an nvidia.com/ resource, or a device was seen), sorted by name.
+  std::vector<health::NodeHealth> node_health;
 
   // Extension points for later issues (energy counters, requested devices, pending pods,
   // health, idle run lengths) hang off these same keys; nothing here fakes them.

@@ -1,0 +1,96 @@
+// Health group: one-hot device and node states, and the issues behind them.
+#include "gpuattr/publish/health.h"
+
+#include "gpuattr/publish/attribution_labels.h"
+#include "gpuattr/publish/status_page.h"
+
+namespace gpuattr::publish {
+namespace {
+
+using prometheus::MetricType;
+
+constexpr FamilySpec kDeviceHealth{
+    "gpuattr_device_health", MetricType::Gauge,
+    "One-hot device health: 1 for the device's state (ok, warning, critical, unknown), 0 for the "
+    "others. Worst severity of its issues; ok only when a health field (XID, ECC, row remap, DCGM "
+    "health status) was exported and nothing is wrong; unknown when none was. MIG slices share "
+    "their card's health."};
+constexpr FamilySpec kIssue{
+    "gpuattr_device_health_issue", MetricType::Gauge,
+    "Always 1: one problem of the device (issue = xid, ecc_dbe, row_remap_failed, "
+    "rows_pending_remap, throttle_hw_slowdown, throttle_sw_thermal, throttle_hw_thermal, "
+    "throttle_hw_power_brake, health_check), its severity (warning, critical) and a human "
+    "detail (e.g. the XID's meaning)."};
+constexpr FamilySpec kNodeHealth{
+    "gpuattr_node_health", MetricType::Gauge,
+    "One-hot node health: the worst state its devices report; critical when an nvidia.com/ "
+    "resource's capacity exceeds its allocatable (the device plugin withdrew unhealthy devices); "
+    "unknown only when no device reports. Every GPU node has it."};
+
+constexpr FamilySpec kFamilies[] = {kDeviceHealth, kIssue, kNodeHealth};
+
+void Build(const Snapshot& s, FamilyWriter& w) {
+  for (const ClusterSnapshot& c : s.clusters)
+    if (c.attribution) WriteHealth(*c.attribution, w);
+}
+
+}  // namespace
+
+void WriteHealth(const attribution::Attribution& a, FamilyWriter& w) {
+  for (const attribution::Device& d : a.devices)
+    for (health::State state : health::kAllStates) {
+      Labels l = DeviceLabels(a.cluster, d.id);
+      l.emplace("state", health::StateName(state));
+      w.Add(kDeviceHealth, std::move(l), d.health.state == state ? 1 : 0);
+    }
+  for (const attribution::Device& d : a.devices)
+    for (const health::Issue& issue : d.health.issues) {
+      Labels l = DeviceLabels(a.cluster, d.id);
+      l.emplace("issue", issue.name);
+      l.emplace("severity", health::SeverityName(issue.severity));
+      l.emplace("detail", issue.detail);
+      w.Add(kIssue, std::move(l), 1);
+    }
+  for (const health::NodeHealth& n : a.node_health)
+    for (health::State state : health::kAllStates)
+      w.Add(kNodeHealth,
+            Labels{{"cluster", a.cluster},
+                   {"node", n.node},
+                   {"state", std::string(health::StateName(state))}},
+            n.state == state ? 1 : 0);
+}
+
+std::string RenderHealthSection(const Snapshot& s) {
+  std::string rows;
+  for (const ClusterSnapshot& c : s.clusters) {
+    if (!c.attribution) continue;
+    const attribution::Attribution& a = *c.attribution;
+    for (const health::NodeHealth& n : a.node_health) {
+      if (n.state != health::State::kCritical && n.state != health::State::kWarning) continue;
+      rows += "<tr><td>" + HtmlEscape(c.cluster) + "</td><td>node " + HtmlEscape(n.node) +
+              "</td><td>" + std::string(health::StateName(n.state)) + "</td><td>";
+      for (const std::string& r : n.reasons) rows += HtmlEscape(r) + "<br>";
+      rows += "</td></tr>\n";
+    }
+    for (const attribution::Device& d : a.devices) {
+      if (d.health.issues.empty()) continue;
+      rows += "<tr><td>" + HtmlEscape(c.cluster) + "</td><td>" +
+              HtmlEscape(attribution::DeviceIdText(d.id)) + "</td><td>" +
+              std::string(health::StateName(d.health.state)) + "</td><td>";
+      for (const health::Issue& i : d.health.issues)
+        rows +=
+            std::string(health::SeverityName(i.severity)) + ": " + HtmlEscape(i.detail) + "<br>";
+      rows += "</td></tr>\n";
+    }
+  }
+  std::string h = "<h2 id=\"health\">GPU health</h2>\n";
+  if (rows.empty())
+    return h +
+           "<p class=\"muted\">No device or node reports a warning or a critical problem.</p>\n";
+  return h + "<table><tr><th>cluster</th><th>node or device</th><th>state</th><th>why</th></tr>\n" +
+         rows + "</table>\n";
+}
+
+constinit const FamilyGroup kHealthGroup{"health", kFamilies, &Build};
+
+}  // namespace gpuattr::publish
