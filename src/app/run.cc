@@ -83,6 +83,7 @@ std::shared_ptr<const publish::Snapshot> CycleLoop::RunOnce() {
     if (r.up) c.last_success_unix_seconds = now;
     c.apiserver_requests = std::move(r.apiserver_requests);
     c.errors = std::move(r.errors);
+    c.notes = std::move(r.notes);
     if (r.discovery) c.discovery = std::move(r.discovery);
     if (r.attribution) c.attribution = std::move(r.attribution);
     if (r.allocation) c.allocation = std::move(r.allocation);

@@ -4,6 +4,7 @@
 
 #include "gpuattr/attribution/kube_view.h"
 #include "gpuattr/attribution/work.h"
+#include "gpuattr/kube/dra_gpus.h"
 
 namespace gpuattr::attribution {
 
@@ -21,6 +22,8 @@ std::vector<Namespace> SummariseNamespaces(
   // GPU pods: those holding GPU resources, and those seen on a device without a request.
   for (const auto& [key, pod] : input.objects.pods)
     if (HoldsGpuResources(pod)) acc[pod.namespace_].gpu_pods.insert(pod.name);
+  for (const auto& [pod, claim] : kube::IndexDraGpus(input.objects).holders)
+    acc[pod.first].gpu_pods.insert(pod.second);  // holds a DRA GPU device
   for (const auto& [id, pod] : pods) {
     Acc& a = acc[id.namespace_];
     a.gpu_pods.insert(id.name);

@@ -8,6 +8,7 @@
 
 #include "gpuattr/attribution/kube_view.h"
 #include "gpuattr/attribution/work.h"
+#include "gpuattr/kube/dra_gpus.h"
 
 namespace gpuattr::attribution {
 namespace {
@@ -199,6 +200,7 @@ void ProcessPodLinks(const AttributionInput& input, const std::string& node,
 
 void BuildPodLinks(const AttributionInput& input, Work& work) {
   auto gpu_pods = GpuPodsByNode(input.objects);
+  const kube::DraGpuIndex dra = kube::IndexDraGpus(input.objects);
   for (const auto& [node, readings] : work.nodes) {
     DeviceRange devices = DevicesOfNode(work, node);
     switch (readings.tier) {
@@ -211,8 +213,14 @@ void BuildPodLinks(const AttributionInput& input, Work& work) {
       case Tier::kDcgmNoPod: {
         auto it = gpu_pods.find(node);
         for (DeviceWork* dw : devices) {
-          dw->device.pods.reset();  // unknown: the exporter does not say
-          if (it != gpu_pods.end()) dw->device.candidate_pods = it->second;
+          Device& d = dw->device;
+          d.pods.reset();  // unknown: the exporter does not say
+          // DRA's holders of this UUID when DRA knows it; else the node's GPU pods.
+          if (const auto* held = dra.HoldersOf(d.uuid, d.id.gpu_instance.has_value())) {
+            for (const auto& [ns, name] : *held) d.candidate_pods.push_back(PodId{ns, name});
+          } else if (it != gpu_pods.end()) {
+            d.candidate_pods = it->second;
+          }
         }
         break;
       }

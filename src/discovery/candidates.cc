@@ -6,6 +6,8 @@
 #include <charconv>
 #include <map>
 
+#include "gpuattr/kube/dra_gpus.h"
+
 namespace gpuattr::discovery {
 namespace {
 
@@ -176,11 +178,15 @@ std::vector<Candidate> ExporterCandidates(const kube::ClusterObjects& objects) {
 
 std::vector<Candidate> InferenceCandidates(const kube::ClusterObjects& objects) {
   std::vector<Candidate> out;
+  const kube::DraGpuIndex dra = kube::IndexDraGpus(objects);
   for (const auto& [key, pod] : objects.pods) {
     if (pod.phase != "Running" || !pod.all_containers_ready) continue;
     std::optional<std::string> why;
+    auto held = dra.holders.find(kube::PodRef{pod.namespace_, pod.name});
     if (RequestsNvidiaResource(pod))
       why = "holds an nvidia.com/ resource";
+    else if (held != dra.holders.end())
+      why = "holds a DRA GPU device (claim " + held->second + ")";
     else
       why = InferenceKeywordMatch(pod);
     if (!why) continue;
@@ -197,6 +203,10 @@ GpuPresence DetectGpuPresence(const kube::ClusterObjects& objects) {
   for (const auto& [key, pod] : objects.pods)
     if (RequestsNvidiaResource(pod))
       return {true, "pod " + key + " requests an nvidia.com/ resource"};
+  for (const auto& [name, slice] : objects.resource_slices)
+    for (const kube::DraDevice& d : slice.devices)
+      if (kube::IsDraGpuDevice(slice, d))
+        return {true, "DRA ResourceSlice " + name + " publishes GPU device " + d.name};
   for (const auto& [key, pod] : objects.pods)
     if (pod.phase == "Running")
       if (auto why = ExporterKeywordMatch(pod))

@@ -62,16 +62,21 @@ std::vector<inference::ServerScrape> InferenceScrapes(const CycleInput& in) {
 // missing has already failed (an unreachable or forbidding apiserver): the cycle then reports the
 // cluster down with the error at once, rather than after sync_timeout, while the cache keeps
 // retrying with backoff in the background.
+// The optional DRA kinds are waited for only until they know where they stand (absent,
+// forbidden, listed or failing), so that the first cycle already sees DRA holders.
 bool KubeClusterSession::WaitForFirstLists() {
   const auto deadline = std::chrono::steady_clock::now() + options_.sync_timeout;
   while (!stop_.stopped() && std::chrono::steady_clock::now() < deadline) {
-    if (cache_->WaitSynced(std::chrono::milliseconds(50))) return true;
+    if (cache_->WaitSynced(std::chrono::milliseconds(50))) {
+      if (cache_->DraSettled()) return true;
+      continue;
+    }
     bool all_missing_failed = true;
     for (const kube::KindStatus& k : cache_->KindStatuses())
       if (!k.synced && k.last_error.empty()) all_missing_failed = false;
     if (all_missing_failed) return false;
   }
-  return false;
+  return !stop_.stopped() && cache_->synced();  // DRA still unsettled: do not wait for it longer
 }
 
 // Idle runs and energy counters after a successful cycle, saved to the state file (if any).
@@ -112,12 +117,15 @@ app::CycleResult KubeClusterSession::RunCycle() {
     cycle->input.objects = std::make_shared<const kube::ClusterObjects>();
     cycle->report.cluster = cluster_;
   }
+  for (const kube::DraKindStatus& d : cache_->DraStatuses())
+    if (!d.note.empty()) cycle->notes.push_back("cluster \"" + cluster_ + "\": " + d.note);
   cycle->up = synced;
   cycle->apiserver_requests = ToPublishCounts(client_->RequestCounts());
 
   app::CycleResult result;
   result.up = cycle->up;
   result.errors = cycle->errors;
+  result.notes = cycle->notes;
   result.apiserver_requests = cycle->apiserver_requests;
   if (synced) {
     result.discovery = std::make_shared<const DiscoveryReport>(cycle->report);

@@ -371,4 +371,174 @@ Result<Service> DecodeService(const json& j) {
   });
 }
 
+// ---- resource.k8s.io (DRA) ----------------------------------------------------------------------
+
+namespace {
+
+// A device attribute's value: {string: ..}, {version: ..}, {int: ..} or {bool: ..}. Only the
+// textual kinds are kept (the attributes gpuattr reads are strings); others read as empty.
+std::string AttributeText(const json& value, const std::string& path) {
+  if (!value.is_object()) WrongType(path, "an object", value);
+  for (const char* kind : {"string", "version"})
+    if (const json* v = Member(value, kind)) {
+      if (!v->is_string()) WrongType(Join(path, kind), "a string", *v);
+      return v->get<std::string>();
+    }
+  return {};
+}
+
+// The attribute name without the driver's own domain: "gpu.nvidia.com/uuid" → "uuid" (names
+// without a domain are already in the driver's).
+std::string_view AttributeName(std::string_view key, std::string_view driver) {
+  size_t slash = key.rfind('/');
+  if (slash == std::string_view::npos) return key;
+  return key.substr(0, slash) == driver ? key.substr(slash + 1) : std::string_view();
+}
+
+// A capacity value: {value: "80Gi"} (v1beta1 and later) or a bare quantity (v1alpha3).
+int64_t CapacityBytes(const json& value, const std::string& path) {
+  const json* q = &value;
+  std::string qpath = path;
+  if (value.is_object()) {
+    q = Member(value, "value");
+    qpath = Join(path, "value");
+    if (q == nullptr) throw FieldError{path, "missing value"};
+  }
+  if (q->is_number_integer()) return q->get<int64_t>();
+  if (!q->is_string()) WrongType(qpath, "a quantity string", *q);
+  auto r = ParseQuantity(q->get_ref<const std::string&>());
+  if (!r.ok()) throw FieldError{qpath, r.error().message};
+  return *r;
+}
+
+DraDevice DecodeDraDevice(const json& d, const std::string& path, std::string_view driver) {
+  if (!d.is_object()) WrongType(path, "an object", d);
+  DraDevice out;
+  out.name = String(d, "name", path);
+  // v1beta1: {name, basic: {attributes, capacity}}; v1beta2 and v1: {name, attributes, capacity}.
+  const json* body = &d;
+  std::string bpath = path;
+  if (const json* basic = Object(d, "basic", path)) {
+    body = basic;
+    bpath = Join(path, "basic");
+  }
+  if (const json* attrs = Object(*body, "attributes", bpath)) {
+    for (auto it = attrs->begin(); it != attrs->end(); ++it) {
+      std::string_view name = AttributeName(it.key(), driver);
+      std::string* field = name == "type"          ? &out.type
+                           : name == "uuid"        ? &out.uuid
+                           : name == "parentUUID"  ? &out.parent_uuid
+                           : name == "productName" ? &out.product_name
+                           : name == "profile"     ? &out.profile
+                                                   : nullptr;
+      if (field == nullptr) continue;
+      *field = AttributeText(*it, Join(bpath, "attributes") + "[\"" + it.key() + "\"]");
+    }
+  }
+  if (const json* cap = Object(*body, "capacity", bpath)) {
+    for (auto it = cap->begin(); it != cap->end(); ++it) {
+      if (AttributeName(it.key(), driver) != "memory") continue;
+      out.memory_bytes = CapacityBytes(*it, Join(bpath, "capacity") + "[\"" + it.key() + "\"]");
+    }
+  }
+  return out;
+}
+
+// deviceClassName, allocationMode and count of one request body (v1beta1's request itself,
+// v1beta2/v1's `exactly` or a firstAvailable entry).
+void DecodeRequestBody(const json& body, const std::string& path, DraRequest& out) {
+  out.device_class_name = String(body, "deviceClassName", path);
+  out.allocation_mode = String(body, "allocationMode", path);
+  if (out.allocation_mode.empty()) out.allocation_mode = "ExactCount";
+  if (const json* count = Member(body, "count")) {
+    if (!count->is_number_integer()) WrongType(Join(path, "count"), "an integer", *count);
+    out.count = count->get<int64_t>();
+  }
+}
+
+DraRequest DecodeDraRequest(const json& r, const std::string& path) {
+  if (!r.is_object()) WrongType(path, "an object", r);
+  DraRequest out;
+  out.name = String(r, "name", path);
+  if (const json* exactly = Object(r, "exactly", path)) {
+    DecodeRequestBody(*exactly, Join(path, "exactly"), out);
+  } else if (const json* first = Array(r, "firstAvailable", path); first && !first->empty()) {
+    // Alternatives in order of preference: the first one stands for the request.
+    const json& sub = first->front();
+    std::string spath = Index(Join(path, "firstAvailable"), 0);
+    if (!sub.is_object()) WrongType(spath, "an object", sub);
+    DecodeRequestBody(sub, spath, out);
+  } else {
+    DecodeRequestBody(r, path, out);  // v1beta1: inline
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<ResourceSlice> DecodeResourceSlice(const json& j) {
+  return Guard("resourceslice", j, false, [&]() -> Result<ResourceSlice> {
+    ResourceSlice s;
+    Meta m = DecodeMeta(j);
+    s.name = std::move(m.name);
+    s.resource_version = std::move(m.resource_version);
+    const json* spec = Object(j, "spec", "");
+    if (spec == nullptr) return s;
+    s.driver = String(*spec, "driver", "spec");
+    s.node_name = String(*spec, "nodeName", "spec");
+    if (const json* pool = Object(*spec, "pool", "spec"))
+      s.pool = String(*pool, "name", "spec.pool");
+    if (const json* devices = Array(*spec, "devices", "spec")) {
+      s.devices.reserve(devices->size());
+      for (size_t i = 0; i < devices->size(); ++i)
+        s.devices.push_back(DecodeDraDevice((*devices)[i], Index("spec.devices", i), s.driver));
+    }
+    return s;
+  });
+}
+
+Result<ResourceClaim> DecodeResourceClaim(const json& j) {
+  return Guard("resourceclaim", j, true, [&]() -> Result<ResourceClaim> {
+    ResourceClaim c;
+    Meta m = DecodeMeta(j);
+    c.namespace_ = std::move(m.ns);
+    c.name = std::move(m.name);
+    c.resource_version = std::move(m.resource_version);
+    if (const json* spec = Object(j, "spec", "")) {
+      if (const json* devices = Object(*spec, "devices", "spec")) {
+        if (const json* reqs = Array(*devices, "requests", "spec.devices")) {
+          for (size_t i = 0; i < reqs->size(); ++i)
+            c.requests.push_back(DecodeDraRequest((*reqs)[i], Index("spec.devices.requests", i)));
+        }
+      }
+    }
+    const json* status = Object(j, "status", "");
+    if (status == nullptr) return c;
+    if (const json* alloc = Object(*status, "allocation", "status")) {
+      c.allocated = true;
+      if (const json* devices = Object(*alloc, "devices", "status.allocation")) {
+        if (const json* results = Array(*devices, "results", "status.allocation.devices")) {
+          for (size_t i = 0; i < results->size(); ++i) {
+            const json& r = (*results)[i];
+            std::string path = Index("status.allocation.devices.results", i);
+            if (!r.is_object()) WrongType(path, "an object", r);
+            c.results.push_back({String(r, "request", path), String(r, "driver", path),
+                                 String(r, "pool", path), String(r, "device", path)});
+          }
+        }
+      }
+    }
+    if (const json* reserved = Array(*status, "reservedFor", "status")) {
+      for (size_t i = 0; i < reserved->size(); ++i) {
+        const json& r = (*reserved)[i];
+        std::string path = Index("status.reservedFor", i);
+        if (!r.is_object()) WrongType(path, "an object", r);
+        c.reserved_for.push_back(
+            {String(r, "resource", path), String(r, "name", path), String(r, "uid", path)});
+      }
+    }
+    return c;
+  });
+}
+
 }  // namespace gpuattr::kube

@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include "gpuattr/kube/decode.h"
+#include "gpuattr/kube/dra_versions.h"
+#include "gpuattr/util/log.h"
 
 namespace gpuattr::kube {
 namespace {
@@ -102,6 +104,48 @@ struct ObjectCache::Informer {
   std::thread thread;
 };
 
+// An optional DRA kind: one store, and one ListWatcher per version tried (kept, so that status
+// readers never see a watcher die). Fields below `thread` are guarded by the cache's mu_.
+struct ObjectCache::DraKind {
+  std::string resource;
+  std::unique_ptr<Store> store;
+  std::thread thread;
+  DraState state = DraState::kResolving;
+  std::string version;
+  std::string note;
+  std::string resolve_error;
+  ListWatcher* watcher = nullptr;
+  std::map<std::string, std::unique_ptr<ListWatcher>> watchers;  // by version
+};
+
+namespace {
+
+// A DRA LIST answered 404 or 403 before any success: RunDraKind is about to move on (next version,
+// or the forbidden note), so it is not reported as an error.
+bool Refused(const WatchStatus& w) {
+  return !w.synced && !w.last_error.empty() &&
+         (w.last_error_code == ErrorCode::kNotFound ||
+          w.last_error_code == ErrorCode::kPermissionDenied);
+}
+
+}  // namespace
+
+std::string_view DraStateName(DraState state) {
+  switch (state) {
+    case DraState::kOff:
+      return "off";
+    case DraState::kResolving:
+      return "resolving";
+    case DraState::kAbsent:
+      return "absent";
+    case DraState::kForbidden:
+      return "forbidden";
+    case DraState::kWatching:
+      return "watching";
+  }
+  return "unknown";
+}
+
 ObjectCache::ObjectCache(std::shared_ptr<ApiClient> client, ObjectCacheOptions options)
     : client_(std::move(client)), options_(std::move(options)), cluster_(client_->ClusterName()) {
   options_.watch.keep_watching = options_.keep_watching;
@@ -117,6 +161,14 @@ ObjectCache::ObjectCache(std::shared_ptr<ApiClient> client, ObjectCacheOptions o
     AddInformer(
         std::make_unique<TypedStore<Service>>(*this, &DecodeService, &ClusterObjects::services),
         {"services", "/api/v1/services"});
+  }
+  if (options_.dra) {
+    AddDraKind(std::make_unique<TypedStore<ResourceSlice>>(*this, &DecodeResourceSlice,
+                                                           &ClusterObjects::resource_slices),
+               "resourceslices");
+    AddDraKind(std::make_unique<TypedStore<ResourceClaim>>(*this, &DecodeResourceClaim,
+                                                           &ClusterObjects::resource_claims),
+               "resourceclaims");
   }
 }
 
@@ -134,6 +186,127 @@ void ObjectCache::AddInformer(std::unique_ptr<Store> store, ResourceSpec spec) {
   informers_.push_back(std::move(inf));
 }
 
+void ObjectCache::AddDraKind(std::unique_ptr<Store> store, std::string resource) {
+  auto kind = std::make_unique<DraKind>();
+  kind->resource = std::move(resource);
+  kind->store = std::move(store);
+  dra_kinds_.push_back(std::move(kind));
+}
+
+Result<std::vector<std::string>> ObjectCache::ResolveDraVersions() {
+  std::lock_guard<std::mutex> lock(dra_resolve_mu_);
+  if (dra_versions_) return *dra_versions_;
+  GetOptions opts;
+  opts.timeout = options_.watch.list_timeout;
+  opts.stop = &stop_;
+  auto r = client_->Get(std::string(kDraGroupPath), opts);
+  if (!r.ok()) {
+    if (r.error().code == ErrorCode::kNotFound) {
+      dra_versions_.emplace();  // no resource.k8s.io group at all
+    } else if (r.error().code == ErrorCode::kPermissionDenied) {
+      // Discovery is normally open to every user; without it, LIST each version in turn.
+      dra_versions_.emplace(kDraVersions.begin(), kDraVersions.end());
+    } else {
+      return r.error();  // transient: the kind retries after a backoff
+    }
+    return *dra_versions_;
+  }
+  auto versions = DraVersionsToWatch(r->body);
+  if (!versions.ok()) return versions.error();
+  dra_versions_ = std::move(*versions);
+  return *dra_versions_;
+}
+
+// One DRA kind's life: resolve the versions, then LIST/WATCH at the first that does not answer
+// 404. 404 everywhere: skipped for good (no retries). 403: one note, asked again after
+// dra_forbidden_retry. Other errors are the ListWatcher's usual backoff.
+void ObjectCache::RunDraKind(DraKind& kind) {
+  Clock& clock = client_->clock();
+  Backoff backoff(options_.watch.backoff, client_->options().random);
+  const std::string cluster = client_->ClusterName();
+  auto set = [&](DraState state, std::string version, std::string note, std::string error) {
+    std::lock_guard<std::mutex> lock(mu_);
+    kind.state = state;
+    kind.version = std::move(version);
+    kind.note = std::move(note);
+    kind.resolve_error = std::move(error);
+    synced_cv_.notify_all();
+  };
+  std::vector<std::string> versions;
+  while (!stop_.stopped()) {
+    auto r = ResolveDraVersions();
+    if (r.ok()) {
+      versions = std::move(*r);
+      break;
+    }
+    set(DraState::kResolving, "", "", r.error().message);
+    clock.SleepFor(backoff.Next(), &stop_);
+  }
+  size_t next = 0;
+  while (!stop_.stopped()) {
+    if (next >= versions.size()) {
+      log::Info("DRA not served, skipped", {{"cluster", cluster}, {"resource", kind.resource}});
+      set(DraState::kAbsent, "", "", "");
+      return;
+    }
+    const std::string& version = versions[next];
+    ListWatcher* watcher = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      std::unique_ptr<ListWatcher>& slot = kind.watchers[version];
+      if (slot == nullptr) {
+        WatchOptions wo = options_.watch;
+        wo.return_on_refusal = true;
+        slot = std::make_unique<ListWatcher>(
+            *client_, ResourceSpec{kind.resource, DraListPath(version, kind.resource)}, *kind.store,
+            wo);
+        slot->OnSynced([this, &kind] {
+          std::lock_guard<std::mutex> inner(mu_);
+          kind.state = DraState::kWatching;  // a grant may have ended a forbidden spell
+          kind.note.clear();
+          synced_cv_.notify_all();
+        });
+      }
+      watcher = slot.get();
+      kind.watcher = watcher;
+      // A retry after a 403 keeps its note until the LIST succeeds.
+      if (kind.state != DraState::kForbidden) kind.state = DraState::kWatching;
+      kind.version = version;
+      kind.resolve_error.clear();
+    }
+    watcher->Run(stop_);
+    if (stop_.stopped()) return;
+    WatchStatus st = watcher->status();
+    if (st.last_error.empty()) return;  // listed once and done (keep_watching false)
+    if (st.last_error_code == ErrorCode::kNotFound) {
+      set(DraState::kResolving, "", "", "");
+      ++next;  // not served at this version: the next one
+      continue;
+    }
+    if (st.last_error_code != ErrorCode::kPermissionDenied) return;  // not reached
+    std::string note = "DRA " + kind.resource + " (" + std::string(kDraGroup) + "/" + version +
+                       ") not read, retried every " +
+                       std::to_string(std::chrono::duration_cast<std::chrono::minutes>(
+                                          options_.dra_forbidden_retry)
+                                          .count()) +
+                       " min: " + st.last_error +
+                       "; the ClusterRole gpuattr-reader there grants list and watch on it";
+    bool first = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      first = kind.state != DraState::kForbidden;
+    }
+    if (first) log::Warn("DRA forbidden", {{"cluster", cluster}, {"note", note}});
+    set(DraState::kForbidden, version, note, "");
+    clock.SleepFor(options_.dra_forbidden_retry, &stop_);
+    // Ask again at the same version: a grant may have been added meanwhile.
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      kind.watcher = nullptr;
+    }
+  }
+}
+
 void ObjectCache::Changed() { ++revision_; }
 
 void ObjectCache::Start() {
@@ -144,6 +317,10 @@ void ObjectCache::Start() {
     ListWatcher* watcher = inf->watcher.get();
     inf->thread = std::thread([this, watcher] { watcher->Run(stop_); });
   }
+  for (auto& kind : dra_kinds_) {
+    DraKind* k = kind.get();
+    k->thread = std::thread([this, k] { RunDraKind(*k); });
+  }
 }
 
 void ObjectCache::Stop() {
@@ -152,6 +329,8 @@ void ObjectCache::Stop() {
   for (auto& inf : informers_) {
     if (inf->thread.joinable()) inf->thread.join();
   }
+  for (auto& kind : dra_kinds_)
+    if (kind->thread.joinable()) kind->thread.join();
   std::lock_guard<std::mutex> lock(mu_);
   stopped_ = true;
   synced_cv_.notify_all();
@@ -176,6 +355,7 @@ std::shared_ptr<const ClusterObjects> ObjectCache::Snapshot() const {
   auto objects = std::make_shared<ClusterObjects>();
   objects->revision = revision_;
   for (const auto& inf : informers_) inf->store->CopyInto(*objects);
+  for (const auto& kind : dra_kinds_) kind->store->CopyInto(*objects);
   snapshot_ = std::move(objects);
   return snapshot_;
 }
@@ -197,7 +377,52 @@ std::vector<KindStatus> ObjectCache::KindStatuses() const {
     k.last_sync_unix = w.last_sync_unix;
     out.push_back(std::move(k));
   }
+  for (const auto& kind : dra_kinds_) {
+    if (kind->state != DraState::kWatching || kind->watcher == nullptr) continue;
+    WatchStatus w = kind->watcher->status();
+    if (Refused(w)) continue;
+    KindStatus k;
+    k.resource = w.resource;
+    k.synced = w.synced;
+    k.last_error = w.last_error;
+    k.objects = kind->store->Size();
+    k.lists = w.lists;
+    k.watches = w.watches;
+    k.decode_errors = w.decode_errors;
+    k.last_decode_error = w.last_decode_error;
+    k.last_sync_unix = w.last_sync_unix;
+    out.push_back(std::move(k));
+  }
   return out;
+}
+
+std::vector<DraKindStatus> ObjectCache::DraStatuses() const {
+  std::vector<DraKindStatus> out;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& kind : dra_kinds_) {
+    DraKindStatus d;
+    d.resource = kind->resource;
+    d.state = kind->state;
+    d.version = kind->version;
+    d.note = kind->note;
+    d.last_error = kind->resolve_error;
+    if (kind->state == DraState::kWatching && kind->watcher != nullptr) {
+      WatchStatus w = kind->watcher->status();
+      d.synced = w.synced;
+      if (d.last_error.empty() && !Refused(w)) d.last_error = w.last_error;
+    }
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+bool ObjectCache::DraSettled() const {
+  for (const DraKindStatus& d : DraStatuses()) {
+    const bool settled = d.state == DraState::kOff || d.state == DraState::kAbsent ||
+                         d.state == DraState::kForbidden || d.synced || !d.last_error.empty();
+    if (!settled) return false;
+  }
+  return true;
 }
 
 }  // namespace gpuattr::kube

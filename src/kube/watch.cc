@@ -190,6 +190,12 @@ void ListWatcher::Run(const StopSignal& stop) {
       Status s = List(stop);
       if (stop.stopped()) break;
       if (!s.ok()) {
+        const bool refused =
+            s.code() == ErrorCode::kNotFound || s.code() == ErrorCode::kPermissionDenied;
+        if (options_.return_on_refusal && refused && !status().synced) {
+          SetError(s);
+          return;
+        }
         // A persistent failure (say a missing RBAC grant) is logged once, not every backoff.
         if (SetError(s))
           log::Warn("list failed", {{"cluster", client_.ClusterName()},

@@ -131,6 +131,7 @@ std::string RenderStatusPage(const Snapshot& s, double now) {
         for (const auto& e : c.errors) h += "<li>" + HtmlEscape(e) + "</li>";
         h += "</ul>";
       }
+      for (const auto& n : c.notes) h += "<p class=\"muted\">Note: " + HtmlEscape(n) + "</p>";
       h += "</td></tr>\n";
     }
     h += "</table>\n";

@@ -54,6 +54,7 @@ struct Harness {
     ObjectCacheOptions co;
     co.nodes = all_kinds;
     co.services = all_kinds;
+    co.dra = false;  // the optional DRA kinds: kube_dra_cache_test.cc
     options = co;
   }
   ObjectCache& Start() {

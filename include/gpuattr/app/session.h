@@ -17,6 +17,9 @@ namespace gpuattr::app {
 struct CycleResult {
   bool up = false;                  // the apiserver answered and the cycle read what it needed
   std::vector<std::string> errors;  // human-readable, each naming the object/permission at fault
+  // Optional parts left out, not errors (no log per cycle, cluster stays up): e.g. a 403 on a DRA
+  // kind, naming the verb, resource and ClusterRole.
+  std::vector<std::string> notes;
   publish::RequestCounts apiserver_requests;  // cumulative since the session started
   // Absent when the cycle did not get as far as discovery; the previous report stays published.
   std::shared_ptr<const discovery::DiscoveryReport> discovery;

@@ -63,9 +63,11 @@ struct Device {
   std::optional<double> temperature_celsius;
   double gpu_equivalents = 1;  // 1 for a whole GPU, g/Σg for a slice
 
-  std::optional<size_t> pods;         // pods attributed; unknown without pod information
-  std::vector<PodId> candidate_pods;  // dcgm without pod labels: GPU pods of the node
-  health::DeviceHealth health;        // the card's (MIG slices inherit it); unknown without dcgm
+  std::optional<size_t> pods;  // pods attributed; unknown without pod information
+  // dcgm without pod labels: DRA's holders of the device's UUID when DRA knows it, else the GPU
+  // pods of the node.
+  std::vector<PodId> candidate_pods;
+  health::DeviceHealth health;  // the card's (MIG slices inherit it); unknown without dcgm
 };
 
 // A physical GPU: node + parent UUID (else card index).

@@ -63,12 +63,13 @@ PortChoice InferencePort(const kube::Pod& pod);
 
 // Running pods that look like GPU exporters and declare a port, sorted by key.
 std::vector<Candidate> ExporterCandidates(const kube::ClusterObjects& objects);
-// Running pods with every container ready that hold a GPU resource or look like an inference
-// server, sorted by key.
+// Running pods with every container ready that hold a GPU resource or a DRA GPU device, or look
+// like an inference server, sorted by key.
 std::vector<Candidate> InferenceCandidates(const kube::ClusterObjects& objects);
 
 // The politeness gate: probing is worth it only when some node advertises an `nvidia.com/`
-// resource, some pod requests one, or some pod looks like an exporter. `reason` says which (or,
+// resource, some pod requests one, a DRA ResourceSlice publishes a GPU, or some pod looks like an
+// exporter. `reason` says which (or,
 // when closed, what was checked).
 struct GpuPresence {
   bool present = false;

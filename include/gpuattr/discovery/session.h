@@ -41,6 +41,7 @@ struct KubeSessionOptions {
 struct SessionCycle {
   bool up = false;
   std::vector<std::string> errors;
+  std::vector<std::string> notes;  // not errors: optional parts skipped (a DRA kind forbidden)
   publish::RequestCounts apiserver_requests;
   DiscoveryReport report;
   std::vector<ScrapeResult> scrapes;  // diagnostics only: their readings moved into `input`

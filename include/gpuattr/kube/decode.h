@@ -17,6 +17,11 @@ namespace gpuattr::kube {
 Result<Pod> DecodePod(const nlohmann::json& j);
 Result<Node> DecodeNode(const nlohmann::json& j);
 Result<Service> DecodeService(const nlohmann::json& j);
+// resource.k8s.io v1, v1beta2 and v1beta1 alike: v1beta1 nests a device's attributes and capacity
+// under `basic` and writes a request's deviceClassName/allocationMode/count inline; v1beta2 and v1
+// put them under `exactly` (or the first of `firstAvailable`).
+Result<ResourceSlice> DecodeResourceSlice(const nlohmann::json& j);
+Result<ResourceClaim> DecodeResourceClaim(const nlohmann::json& j);
 
 // RFC 3339 timestamp as Kubernetes writes it ("2025-01-02T03:04:05Z", offsets and fractions
 // accepted) → unix seconds.

@@ -1,6 +1,8 @@
 // ObjectCache: one informer per resource kind (pods, nodes, services), each LISTing once and then
-// WATCHing on its own thread, keeping compact records. Snapshot() hands out an immutable
-// ClusterObjects that is rebuilt only when something changed since the last one.
+// WATCHing on its own thread, keeping compact records. The DRA kinds (resourceslices,
+// resourceclaims) are optional: watched at the best resource.k8s.io version served, skipped
+// quietly when none is, and never holding up WaitSynced (docs/dra.md). Snapshot() hands out an
+// immutable ClusterObjects that is rebuilt only when something changed since the last one.
 #pragma once
 
 #include <chrono>
@@ -9,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,6 +33,30 @@ struct ObjectCacheOptions {
   // Called by Stop() after signalling the informers: a transport that can abort in-flight streams
   // (httplib's Client::stop) makes Stop() instant instead of waiting for each watch's next chunk.
   std::function<void()> cancel_streams;
+  // Watch resource.k8s.io ResourceSlices and ResourceClaims when the apiserver serves the group.
+  bool dra = true;
+  // After a 403 on a DRA kind, how long until it is asked again (a grant may come later).
+  std::chrono::milliseconds dra_forbidden_retry{std::chrono::minutes(10)};
+};
+
+enum class DraState {
+  kOff,        // not asked for (ObjectCacheOptions::dra false)
+  kResolving,  // the group's discovery document has not answered yet
+  kAbsent,     // no resource.k8s.io version gpuattr reads is served: DRA skipped
+  kForbidden,  // a 403 on LIST: skipped until dra_forbidden_retry passes; see `note`
+  kWatching,   // LIST (and WATCH) at `version`
+};
+std::string_view DraStateName(DraState state);
+
+// One DRA kind's state, for the status page.
+struct DraKindStatus {
+  std::string resource;  // "resourceslices", "resourceclaims"
+  DraState state = DraState::kOff;
+  std::string version;  // when watching or forbidden
+  bool synced = false;  // a full LIST completed at `version`
+  // Forbidden: one line naming the verb, the resource and the ClusterRole to fix.
+  std::string note;
+  std::string last_error;  // transient errors (discovery, 5xx), empty when fine
 };
 
 // Per-kind sync status, for gpuattr_cluster_up and the status page.
@@ -64,7 +91,12 @@ class ObjectCache {
 
   // The current objects, immutable. Cheap when nothing changed since the previous call.
   std::shared_ptr<const ClusterObjects> Snapshot() const;
+  // Required kinds, and the DRA kinds while they are being watched (their errors are real ones).
   std::vector<KindStatus> KindStatuses() const;
+  std::vector<DraKindStatus> DraStatuses() const;
+  // True once every DRA kind knows where it stands: off, absent, forbidden, listed, or failing
+  // (an error is recorded). The session's first cycle waits for this, not for DRA objects.
+  bool DraSettled() const;
   const std::string& cluster() const { return cluster_; }
 
  private:
@@ -72,8 +104,13 @@ class ObjectCache {
   template <typename T>
   class TypedStore;
   struct Informer;
+  struct DraKind;
 
   void AddInformer(std::unique_ptr<Store> store, ResourceSpec spec);
+  void AddDraKind(std::unique_ptr<Store> store, std::string resource);
+  void RunDraKind(DraKind& kind);
+  // The versions to try, from the group's discovery document (once, shared by the DRA kinds).
+  Result<std::vector<std::string>> ResolveDraVersions();
   void Changed();  // under mu_
 
   std::shared_ptr<ApiClient> client_;
@@ -86,6 +123,9 @@ class ObjectCache {
   uint64_t revision_ = 0;
   mutable std::shared_ptr<const ClusterObjects> snapshot_;
   std::vector<std::unique_ptr<Informer>> informers_;
+  std::vector<std::unique_ptr<DraKind>> dra_kinds_;
+  std::mutex dra_resolve_mu_;  // held during the discovery GET
+  std::optional<std::vector<std::string>> dra_versions_;
   bool started_ = false;
   bool stopped_ = false;
 };

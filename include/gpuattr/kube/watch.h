@@ -71,6 +71,9 @@ struct WatchOptions {
   std::chrono::milliseconds list_timeout{60000};
   BackoffPolicy backoff;
   bool keep_watching = true;  // false: Run returns after the first successful LIST
+  // Optional kinds (DRA): Run returns, quietly, when a LIST fails with 404 or 403 before the first
+  // successful one; status().last_error_code says which. The caller decides what comes next.
+  bool return_on_refusal = false;
 };
 
 struct WatchStatus {

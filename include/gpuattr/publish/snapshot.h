@@ -49,6 +49,7 @@ struct ClusterSnapshot {
   uint64_t cycles = 0;                              // cycles run so far
   RequestCounts apiserver_requests;
   std::vector<std::string> errors;  // from the latest cycle, human-readable, no secrets
+  std::vector<std::string> notes;   // optional parts left out (a DRA kind forbidden), not errors
   // What discovery found and probed in the latest cycle that got that far (exporters, probes).
   std::shared_ptr<const discovery::DiscoveryReport> discovery;
   // Devices, cards, pods, namespaces, node power of the latest successful cycle; null until one.
