@@ -414,7 +414,7 @@ def allocation():
            f'sum by (resource) (gpuattr_node_resource_free{{{CNODE}, resource=~"nvidia.com/mig-.*"}})',
            "{{resource}}", "none", w=10, h=10)
     d.row("Pending pods")
-    d.table("Pending pods and why", "hint: insufficient (wait), or resource_not_offered, mig_partitioned, "
+    d.table("Pending pods and why", "hint: waiting_for_free_device (it will fit when a device frees up), or resource_not_offered, mig_partitioned, "
             "exceeds_node_max, dra_no_device, dra_exceeds_node_max (never fits as asked).", [
         ("hint", f"gpuattr_pending_pod_hint{{{CN}}}", "none"),
         ("pending for", f"max by (cluster, namespace, pod) (gpuattr_pending_pod_seconds{{{CN}}})", "s"),

@@ -122,9 +122,10 @@ TEST_P(Dashboards, EveryTargetHasAQueryAndEveryDataPanelAUnit) {
 
 TEST_P(Dashboards, QueriesFilterOnTheClusterVariable) {
   // A dashboard over two clusters must not mix them: every gpuattr selector is filtered.
-  for (const auto& q : DashboardQueries(dashboard_, file_))
-    if (!GpuattrMetricNames(q.expr).empty())
-      EXPECT_NE(q.expr.find("cluster=~\"$cluster\""), std::string::npos) << q.Where();
+  for (const auto& q : DashboardQueries(dashboard_, file_)) {
+    if (GpuattrMetricNames(q.expr).empty()) continue;
+    EXPECT_NE(q.expr.find("cluster=~\"$cluster\""), std::string::npos) << q.Where();
+  }
 }
 
 std::string Name(const ::testing::TestParamInfo<std::filesystem::path>& info) {

@@ -107,9 +107,10 @@ TEST_F(PrometheusConfig, EveryAlertIsUnitTested) {
     YAML::Node root = YAML::LoadFile(file.string());
     for (const auto& g : root["groups"])
       for (const auto& rule : g["rules"])
-        if (rule["alert"])
+        if (rule["alert"]) {
           EXPECT_TRUE(tested.count(rule["alert"].as<std::string>()))
               << "alert " << rule["alert"].as<std::string>() << " never fires in a rule test";
+        }
   }
 }
 
