@@ -8,6 +8,7 @@ only counters (`*_total`) go through rate() or increase().
 """
 import json
 import pathlib
+import sys
 
 OUT = pathlib.Path(__file__).resolve().parent / "dashboards"
 DS = {"type": "prometheus", "uid": "${DS_PROMETHEUS}"}
@@ -506,11 +507,22 @@ def self_dash():
 
 
 def main():
+    # --check: write nothing, exit 1 when a committed file differs from what this script makes.
+    check = "--check" in sys.argv[1:]
     OUT.mkdir(exist_ok=True)
+    stale = []
     for build in (namespaces, pods, devices, idle, allocation, inference, self_dash):
         d = build()
-        name = d.uid.removeprefix("gpuattr-") + ".json"
-        (OUT / name).write_text(json.dumps(d.json(), indent=2, ensure_ascii=False) + "\n")
+        path = OUT / (d.uid.removeprefix("gpuattr-") + ".json")
+        text = json.dumps(d.json(), indent=2, ensure_ascii=False) + "\n"
+        if check:
+            if not path.exists() or path.read_text() != text:
+                stale.append(str(path))
+        else:
+            path.write_text(text)
+    if stale:
+        print("out of date (run python3 grafana/generate.py): " + ", ".join(stale), file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -3,10 +3,12 @@
 // a unit on every data panel, and a query on every target.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <set>
 #include <string>
 
 #include "support/dashboards.h"
+#include "support/paths.h"
 
 namespace gpuattr::testing {
 namespace {
@@ -133,6 +135,15 @@ std::string Name(const ::testing::TestParamInfo<std::filesystem::path>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Bundled, Dashboards, ::testing::ValuesIn(DashboardFiles()), Name);
+
+// The JSON is generated: a hand edit that the generator does not make would be lost next time.
+TEST(DashboardFiles, MatchTheGenerator) {
+  if (std::system("command -v python3 >/dev/null 2>&1") != 0) GTEST_SKIP() << "no python3";
+  const std::string cmd =
+      "python3 '" + (SourceDir() / "grafana" / "generate.py").string() + "' --check 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0)
+      << "grafana/dashboards/*.json differ from grafana/generate.py";
+}
 
 TEST(DashboardSupport, MetricNamesSkipQuotedLabelValues) {
   auto names = GpuattrMetricNames(
