@@ -38,6 +38,14 @@ pids=()
 cleanup() {
   trap - INT TERM EXIT
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  # Up to 10 s for a clean stop, then SIGKILL.
+  for _ in $(seq 100); do
+    alive=0
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    [ "$alive" = 0 ] && break
+    sleep 0.1
+  done
+  for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   rm -rf "$tmp"
 }
