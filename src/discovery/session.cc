@@ -1,6 +1,9 @@
 #include "gpuattr/discovery/session.h"
 
+#include <chrono>
 #include <set>
+
+#include "gpuattr/allocation/allocation.h"
 
 namespace gpuattr::discovery {
 
@@ -41,6 +44,14 @@ attribution::Attribution Attribute(const CycleInput& in, const attribution::Attr
   for (const ExporterData& e : in.exporters)
     a.exporters.push_back({e.namespace_, e.pod, e.node, e.readings});
   return attribution::Attribute(a);
+}
+
+std::vector<inference::ServerScrape> InferenceScrapes(const CycleInput& in) {
+  std::vector<inference::ServerScrape> out;
+  out.reserve(in.inference.size());
+  for (const InferenceData& d : in.inference)
+    out.push_back({d.namespace_, d.pod, d.node, d.readings});
+  return out;
 }
 
 }  // namespace
@@ -97,8 +108,15 @@ app::CycleResult KubeClusterSession::RunCycle() {
   result.apiserver_requests = cycle->apiserver_requests;
   if (synced) {
     result.discovery = std::make_shared<const DiscoveryReport>(cycle->report);
-    result.attribution = std::make_shared<const attribution::Attribution>(
+    auto attributed = std::make_shared<const attribution::Attribution>(
         Attribute(cycle->input, options_.attribution));
+    const double now_unix =
+        std::chrono::duration<double>(clock_.WallNow().time_since_epoch()).count();
+    result.allocation = std::make_shared<const allocation::Allocation>(
+        allocation::Allocate({cluster_, *cycle->input.objects, *attributed, now_unix}));
+    result.inference = std::make_shared<const inference::InferenceView>(inference_.Update(
+        cluster_, InferenceScrapes(cycle->input), clock_.Now(), attributed.get()));
+    result.attribution = std::move(attributed);
   }
   {
     std::lock_guard<std::mutex> lock(mu_);

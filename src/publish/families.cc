@@ -2,7 +2,9 @@
 
 #include <prometheus/text_serializer.h>
 
+#include "gpuattr/publish/allocation.h"
 #include "gpuattr/publish/devices.h"
+#include "gpuattr/publish/inference.h"
 #include "gpuattr/publish/namespaces.h"
 #include "gpuattr/publish/node_power.h"
 #include "gpuattr/publish/pods.h"
@@ -21,6 +23,8 @@ constexpr const FamilyGroup* kGroups[] = {
     &kPodsGroup,
     &kNamespacesGroup,
     &kNodePowerGroup,
+    &kAllocationGroup,
+    &kInferenceGroup,
 };
 // clang-format on
 

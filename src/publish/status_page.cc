@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "gpuattr/allocation/types.h"
 #include "gpuattr/app/build_info.h"
 #include "gpuattr/discovery/report.h"
 #include "gpuattr/publish/discovery_metrics.h"
@@ -39,6 +40,30 @@ body{font-family:system-ui,sans-serif;margin:2em;max-width:70em}
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top}
 .up{color:#080;font-weight:bold}.down{color:#b00;font-weight:bold}.muted{color:#777}
 </style>)";
+
+}  // namespace
+
+namespace {
+
+// Pending GPU pods with the hint of why they wait (allocation, DESIGN section 5).
+std::string RenderPendingSection(const Snapshot& s) {
+  std::string h = "<h2>Pending GPU pods</h2>\n";
+  std::string rows;
+  for (const ClusterSnapshot& c : s.clusters) {
+    if (!c.allocation) continue;
+    for (const allocation::PendingPod& p : c.allocation->pending) {
+      rows += "<tr><td>" + HtmlEscape(c.cluster) + "</td><td>" +
+              HtmlEscape(p.pod.namespace_ + "/" + p.pod.name) + "</td><td>" +
+              (p.age_seconds ? FormatSeconds(*p.age_seconds) : std::string("-")) + "</td><td>" +
+              HtmlEscape(p.hint.code) + "</td><td>" + HtmlEscape(p.hint.message) + "</td></tr>\n";
+    }
+  }
+  if (rows.empty()) return h + "<p class=\"muted\" id=\"pending\">No pending GPU pods.</p>\n";
+  return h +
+         "<table id=\"pending\"><tr><th>cluster</th><th>pod</th><th>pending for</th>"
+         "<th>hint</th><th>why</th></tr>\n" +
+         rows + "</table>\n";
+}
 
 }  // namespace
 
@@ -121,6 +146,7 @@ std::string RenderStatusPage(const Snapshot& s, double now) {
   if (!any_report)
     h += "<p class=\"muted\" id=\"exporters\">Discovery has not run yet (no cluster has "
          "answered).</p>\n";
+  h += RenderPendingSection(s);
   h += "<p class=\"muted\">Page generated " + HtmlEscape(FormatUnix(now)) + ".</p>\n";
   h += "</body></html>\n";
   return h;

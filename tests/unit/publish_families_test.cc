@@ -8,6 +8,7 @@
 #include "golden/attribution_harness.h"
 #include "gpuattr/app/build_info.h"
 #include "gpuattr/discovery/report.h"
+#include "gpuattr/inference/inference.h"
 #include "gpuattr/publish/families.h"
 #include "gpuattr/publish/status_page.h"
 
@@ -44,6 +45,16 @@ Snapshot TwoClusters() {
   a.discovery = report;
   a.attribution =
       std::make_shared<attribution::Attribution>(gpuattr::testing::RichAttribution(a.cluster));
+  auto inference = std::make_shared<inference::InferenceView>();
+  inference->cluster = a.cluster;
+  inference::Server server;  // every inference value known
+  server.key = {"ml", "vllm-0", "vllm", "llama"};
+  server.kv_cache_usage = server.requests_running = server.requests_waiting = 1;
+  server.rates = {1000, 3000, 0.3, 0.1, 0};
+  server.saturated = true;
+  server.generation_tokens_per_joule = 4;
+  inference->servers.push_back(server);
+  a.inference = inference;
   ClusterSnapshot b;
   b.cluster = "prod \"eu\"";  // label values are escaped by the serializer
   b.up = false;

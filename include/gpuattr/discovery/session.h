@@ -14,6 +14,7 @@
 #include "gpuattr/app/session.h"
 #include "gpuattr/attribution/attribution.h"
 #include "gpuattr/discovery/discovery.h"
+#include "gpuattr/inference/inference.h"
 #include "gpuattr/kube/api_client.h"
 #include "gpuattr/kube/object_cache.h"
 #include "gpuattr/kube/transport.h"
@@ -75,6 +76,7 @@ class KubeClusterSession : public app::ClusterSession {
   Discovery discovery_;
   StopSignal stop_;
   bool started_ = false;
+  inference::InferenceTracker inference_;  // previous readings for rates; RunCycle only
   mutable std::mutex mu_;
   std::shared_ptr<const SessionCycle> last_;
 };

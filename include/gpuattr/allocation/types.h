@@ -1,0 +1,82 @@
+// The scheduler's view of a cluster's GPUs (DESIGN section 5, "Allocation" and "Pending GPU
+// pods"): what pods request, what nodes offer, what is free, and why pending GPU pods wait.
+// Plain sorted data built by allocation::Allocate (allocation.h) and published by
+// src/publish/allocation.cc. Counts are whole devices (or replicas, for `.shared` resources).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuattr/attribution/types.h"
+
+namespace gpuattr::allocation {
+
+// Resource name as Kubernetes names it ("nvidia.com/mig-1g.10gb", DRA: "gpu.nvidia.com/gpu",
+// "gpu.nvidia.com/mig-3g.40gb") → count. Only positive counts are kept.
+using ResourceCounts = std::map<std::string, int64_t>;
+
+// A pod holding GPU resources (Running, or Pending and bound to a node) and what it holds.
+struct PodRequest {
+  attribution::PodId pod;
+  std::string node;
+  ResourceCounts requested;  // effective request per resource, DRA devices included
+};
+
+struct NamespaceAllocation {
+  std::string name;
+  ResourceCounts requested;  // Σ of its holding pods
+  size_t pending_pods = 0;   // unscheduled GPU pods
+};
+
+// Device totals of one GPU node. Replicas (`*.shared`) are never counted here: they are not
+// devices. capacity/allocatable/unhealthy are absent when the Node object is unknown (a node
+// only seen by an exporter).
+struct NodeAllocation {
+  std::string node;
+  std::optional<int64_t> capacity;
+  std::optional<int64_t> allocatable;
+  std::optional<int64_t> unhealthy;  // capacity − allocatable
+  int64_t requested = 0;             // held by pods bound to the node, DRA devices included
+  size_t busy = 0;                   // seen devices with utilisation ≥ 5% or a pod on them
+  size_t seen = 0;                   // devices the exporters reported on the node
+};
+
+// One resource of one GPU node.
+struct NodeResource {
+  std::string node;
+  std::string resource;
+  int64_t allocatable = 0;
+  int64_t requested = 0;
+  int64_t free = 0;  // max(0, allocatable − requested)
+};
+
+// Why a pending pod waits: a code (below) and a message for people.
+struct Hint {
+  std::string resource;  // the resource the hint is about, named in full
+  std::string code;      // resource_not_offered, mig_partitioned, exceeds_node_max,
+                         // dra_no_device, dra_exceeds_node_max, waiting_for_free_device
+  std::string message;
+};
+
+// An unscheduled GPU pod (no nodeName; requests a GPU resource or holds a GPU DRA claim).
+struct PendingPod {
+  attribution::PodId pod;
+  std::optional<double> age_seconds;  // now − creation; unknown without a creation time
+  ResourceCounts requested;           // what it asks for (DRA: per device class of its claims)
+  Hint hint;
+};
+
+struct Allocation {
+  std::string cluster;
+  std::vector<PodRequest> pods;                 // sorted by pod
+  std::vector<NamespaceAllocation> namespaces;  // sorted by name; with holding or pending pods
+  std::vector<NodeAllocation> nodes;            // sorted by name; every GPU node
+  std::vector<NodeResource> node_resources;     // sorted by (node, resource)
+  std::vector<PendingPod> pending;              // sorted by pod
+};
+
+}  // namespace gpuattr::allocation

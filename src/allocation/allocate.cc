@@ -1,0 +1,92 @@
+// Allocate: pods' requests, namespaces, GPU nodes and pending pods with hints, in one pure pass.
+#include <algorithm>
+
+#include "gpuattr/allocation/allocation.h"
+#include "gpuattr/allocation/dra.h"
+#include "gpuattr/allocation/nodes.h"
+#include "gpuattr/allocation/pending.h"
+#include "gpuattr/allocation/resources.h"
+
+namespace gpuattr::allocation {
+namespace {
+
+struct Unscheduled {
+  PendingPod pending;
+  ResourceCounts extended;
+  std::vector<DraWant> wants;
+};
+
+std::vector<NamespaceAllocation> Namespaces(const std::vector<PodRequest>& holders,
+                                            const std::vector<PendingPod>& pending) {
+  std::map<std::string, NamespaceAllocation> by_name;
+  for (const PodRequest& p : holders) {
+    NamespaceAllocation& ns = by_name[p.pod.namespace_];
+    for (const auto& [resource, count] : p.requested) ns.requested[resource] += count;
+  }
+  for (const PendingPod& p : pending) ++by_name[p.pod.namespace_].pending_pods;
+  std::vector<NamespaceAllocation> out;
+  out.reserve(by_name.size());
+  for (auto& [name, ns] : by_name) {
+    ns.name = name;
+    out.push_back(std::move(ns));
+  }
+  return out;
+}
+
+}  // namespace
+
+Allocation Allocate(const AllocationInput& input) {
+  const kube::ClusterObjects& objects = input.objects;
+  Allocation out;
+  out.cluster = input.cluster;
+  const DraView dra = ReadDra(objects);
+
+  std::vector<Unscheduled> unscheduled;
+  for (const auto& [key, pod] : objects.pods) {
+    const attribution::PodId id{pod.namespace_, pod.name};
+    if (HoldsResources(pod)) {
+      ResourceCounts requested = EffectiveRequests(pod);
+      if (auto it = dra.pod_held.find(id); it != dra.pod_held.end())
+        for (const auto& [resource, count] : it->second) requested[resource] += count;
+      if (!requested.empty())
+        out.pods.push_back(PodRequest{id, pod.node_name, std::move(requested)});
+    } else if (IsUnscheduled(pod)) {
+      ResourceCounts extended = EffectiveRequests(pod);
+      PodClaims claims = ReadPodClaims(pod, objects);
+      if (extended.empty() && !claims.gpu) continue;  // not a GPU pod
+      Unscheduled u;
+      u.pending.pod = id;
+      if (pod.creation_unix > 0)
+        u.pending.age_seconds =
+            std::max(0.0, input.now_unix - static_cast<double>(pod.creation_unix));
+      u.pending.requested = extended;
+      for (const DraWant& want : claims.wants)
+        u.pending.requested[DraWantResource(want)] += want.all ? 1 : want.count;
+      u.extended = std::move(extended);
+      u.wants = std::move(claims.wants);
+      unscheduled.push_back(std::move(u));
+    }
+  }
+  std::sort(out.pods.begin(), out.pods.end(),
+            [](const PodRequest& a, const PodRequest& b) { return a.pod < b.pod; });
+
+  NodeView nodes = BuildNodes(objects, input.attribution, dra, out.pods);
+  out.nodes = std::move(nodes.nodes);
+  out.node_resources = std::move(nodes.node_resources);
+
+  std::map<attribution::PodId, bool> idle;
+  for (const attribution::Pod& p : input.attribution.pods)
+    if (p.idle) idle[p.id] = *p.idle;
+  const Offer offer = SummariseOffer(out.node_resources, dra, out.pods, idle);
+  for (Unscheduled& u : unscheduled) {
+    u.pending.hint = HintFor(u.extended, u.wants, offer);
+    out.pending.push_back(std::move(u.pending));
+  }
+  std::sort(out.pending.begin(), out.pending.end(),
+            [](const PendingPod& a, const PendingPod& b) { return a.pod < b.pod; });
+
+  out.namespaces = Namespaces(out.pods, out.pending);
+  return out;
+}
+
+}  // namespace gpuattr::allocation

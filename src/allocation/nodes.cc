@@ -1,0 +1,116 @@
+// GPU node totals and per-resource allocatable/requested/free.
+#include "gpuattr/allocation/nodes.h"
+
+#include <algorithm>
+#include <set>
+
+#include "gpuattr/allocation/resources.h"
+
+namespace gpuattr::allocation {
+namespace {
+
+constexpr double kBusyUtilization = 0.05;
+
+bool AdvertisesNvidia(const kube::Node& node) {
+  auto any = [](const kube::ResourceList& l) {
+    return std::any_of(l.begin(), l.end(),
+                       [](const auto& kv) { return IsNvidiaResource(kv.first); });
+  };
+  return any(node.capacity) || any(node.allocatable);
+}
+
+// Devices (not replicas) in a resource list.
+int64_t DeviceTotal(const ResourceCounts& counts) {
+  int64_t total = 0;
+  for (const auto& [name, value] : counts)
+    if (!IsReplicaResource(name)) total += value;
+  return total;
+}
+
+ResourceCounts Tracked(const kube::ResourceList& list) {
+  ResourceCounts out;
+  for (const auto& [name, value] : list)
+    if (IsTrackedResource(name)) out[name] = value;
+  return out;
+}
+
+template <typename Map>
+const typename Map::mapped_type* Find(const Map& m, const std::string& key) {
+  auto it = m.find(key);
+  return it == m.end() ? nullptr : &it->second;
+}
+
+}  // namespace
+
+NodeView BuildNodes(const kube::ClusterObjects& objects,
+                    const attribution::Attribution& attribution, const DraView& dra,
+                    const std::vector<PodRequest>& holders) {
+  std::set<std::string> names;
+  for (const auto& [name, node] : objects.nodes)
+    if (AdvertisesNvidia(node)) names.insert(name);
+  for (const auto& [name, devices] : dra.node_devices) names.insert(name);
+  for (const attribution::Device& d : attribution.devices) names.insert(d.id.node);
+
+  std::map<std::string, ResourceCounts> requested;  // node → resource → held by its pods
+  for (const PodRequest& p : holders)
+    for (const auto& [resource, count] : p.requested)
+      if (IsTrackedResource(resource)) requested[p.node][resource] += count;
+  for (const auto& [node, counts] : dra.node_allocated)
+    for (const auto& [resource, count] : counts) requested[node][resource] += count;
+
+  std::set<size_t> linked;  // devices with a pod on them
+  for (const attribution::PodDevice& link : attribution.pod_devices) linked.insert(link.device);
+
+  NodeView view;
+  for (const std::string& name : names) {
+    NodeAllocation n;
+    n.node = name;
+    ResourceCounts allocatable, capacity;
+    const ResourceCounts* dra_devices = Find(dra.node_devices, name);
+    const kube::Node* node = objects.FindNode(name);
+    if (node) {
+      capacity = Tracked(node->capacity);
+      allocatable = Tracked(node->allocatable);
+      if (dra_devices)
+        for (const auto& [resource, count] : *dra_devices) {
+          capacity[resource] += count;  // DRA devices count in both (DESIGN section 5)
+          allocatable[resource] += count;
+        }
+      n.capacity = DeviceTotal(capacity);
+      n.allocatable = DeviceTotal(allocatable);
+      n.unhealthy = std::max<int64_t>(0, *n.capacity - *n.allocatable);
+    }
+    const ResourceCounts* held = Find(requested, name);
+    if (held) n.requested = DeviceTotal(*held);
+    for (size_t i = 0; i < attribution.devices.size(); ++i) {
+      const attribution::Device& d = attribution.devices[i];
+      if (d.id.node != name) continue;
+      ++n.seen;
+      const bool has_pod = linked.count(i) > 0 || (d.pods && *d.pods > 0);
+      if (has_pod || (d.utilization && *d.utilization >= kBusyUtilization)) ++n.busy;
+    }
+    view.nodes.push_back(std::move(n));
+    // Without the Node object its extended resources are unknown: no per-resource series (a
+    // fake allocatable 0 would claim the node has nothing).
+    if (!node) continue;
+
+    std::set<std::string> resources;
+    for (const auto& [resource, count] : allocatable) resources.insert(resource);
+    for (const auto& [resource, count] : capacity) resources.insert(resource);
+    if (held)
+      for (const auto& [resource, count] : *held) resources.insert(resource);
+    for (const std::string& resource : resources) {
+      NodeResource r;
+      r.node = name;
+      r.resource = resource;
+      if (auto it = allocatable.find(resource); it != allocatable.end()) r.allocatable = it->second;
+      if (held)
+        if (auto it = held->find(resource); it != held->end()) r.requested = it->second;
+      r.free = std::max<int64_t>(0, r.allocatable - r.requested);
+      view.node_resources.push_back(std::move(r));
+    }
+  }
+  return view;
+}
+
+}  // namespace gpuattr::allocation

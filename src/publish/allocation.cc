@@ -1,0 +1,139 @@
+// Allocation group: what pods request, what GPU nodes offer and have free, why GPU pods pend.
+#include "gpuattr/publish/allocation.h"
+
+#include "gpuattr/publish/attribution_labels.h"
+
+namespace gpuattr::publish {
+namespace {
+
+using prometheus::MetricType;
+
+constexpr FamilySpec kPodRequested{
+    "gpuattr_pod_requested_devices", MetricType::Gauge,
+    "Devices the pod holds (Running, or Pending and bound to a node), per resource as Kubernetes "
+    "names it: the scheduler's effective request (max of the app containers' sum and each init "
+    "container, plus sidecars; limits else requests), and 1 per DRA device allocated to a claim "
+    "reserved for the pod (gpu.nvidia.com/gpu, gpu.nvidia.com/mig-<profile>). *.shared "
+    "resources count time-slicing replicas, not devices."};
+constexpr FamilySpec kNamespaceRequested{
+    "gpuattr_namespace_requested_devices", MetricType::Gauge,
+    "Sum of gpuattr_pod_requested_devices over the namespace's pods, per resource."};
+constexpr FamilySpec kNamespacePending{
+    "gpuattr_namespace_pending_pods", MetricType::Gauge,
+    "GPU pods of the namespace the scheduler has not placed yet (Pending without a node, "
+    "requesting an nvidia.com/ device resource or replica, or a GPU DRA claim)."};
+constexpr FamilySpec kNodeCapacity{
+    "gpuattr_node_devices_capacity", MetricType::Gauge,
+    "GPU devices of the node: node capacity of nvidia.com/gpu, nvidia.com/mig-* and "
+    "nvidia.com/gpu.* (never *.shared replicas) plus gpu.nvidia.com DRA devices in its "
+    "ResourceSlices."};
+constexpr FamilySpec kNodeAllocatable{
+    "gpuattr_node_devices_allocatable", MetricType::Gauge,
+    "GPU devices the scheduler may place: node allocatable of the device resources plus DRA "
+    "devices."};
+constexpr FamilySpec kNodeUnhealthy{
+    "gpuattr_node_devices_unhealthy", MetricType::Gauge,
+    "GPU devices the device plugin withholds as unhealthy: capacity - allocatable."};
+constexpr FamilySpec kNodeRequested{
+    "gpuattr_node_devices_requested", MetricType::Gauge,
+    "GPU devices held by pods bound to the node (Running, or Pending and bound) plus allocated "
+    "DRA devices of the node."};
+constexpr FamilySpec kNodeBusy{"gpuattr_node_devices_busy", MetricType::Gauge,
+                               "Devices seen on the node with utilisation >= 5% or a pod on them."};
+constexpr FamilySpec kNodeSeen{"gpuattr_node_devices_seen", MetricType::Gauge,
+                               "Devices (whole GPUs and MIG slices) the exporters reported on "
+                               "the node."};
+constexpr FamilySpec kResourceAllocatable{
+    "gpuattr_node_resource_allocatable", MetricType::Gauge,
+    "Node allocatable of the resource (DRA: devices the node's ResourceSlices publish)."};
+constexpr FamilySpec kResourceRequested{
+    "gpuattr_node_resource_requested", MetricType::Gauge,
+    "Amount of the resource held by pods bound to the node (DRA: allocated devices)."};
+constexpr FamilySpec kResourceFree{"gpuattr_node_resource_free", MetricType::Gauge,
+                                   "max(0, allocatable - requested) of the resource on the node "
+                                   "(MIG: free slices of that profile)."};
+constexpr FamilySpec kPendingSeconds{"gpuattr_pending_pod_seconds", MetricType::Gauge,
+                                     "Seconds since the unscheduled GPU pod was created."};
+constexpr FamilySpec kPendingHint{
+    "gpuattr_pending_pod_hint", MetricType::Gauge,
+    "Always 1: why the unscheduled GPU pod waits. hint: resource_not_offered, mig_partitioned, "
+    "exceeds_node_max, dra_no_device, dra_exceeds_node_max, waiting_for_free_device; message "
+    "says it for people (offers, limits, idle pods holding the resource)."};
+
+constexpr FamilySpec kFamilies[] = {
+    kPodRequested,      kNamespaceRequested, kNamespacePending, kNodeCapacity, kNodeAllocatable,
+    kNodeUnhealthy,     kNodeRequested,      kNodeBusy,         kNodeSeen,     kResourceAllocatable,
+    kResourceRequested, kResourceFree,       kPendingSeconds,   kPendingHint};
+
+void Build(const Snapshot& s, FamilyWriter& w) {
+  for (const ClusterSnapshot& c : s.clusters)
+    if (c.allocation) WriteAllocation(*c.allocation, w);
+}
+
+Labels NodeLabels(const std::string& cluster, const std::string& node) {
+  return Labels{{"cluster", cluster}, {"node", node}};
+}
+
+Labels WithResource(Labels l, const std::string& resource) {
+  l.emplace("resource", resource);
+  return l;
+}
+
+void AddCount(FamilyWriter& w, const FamilySpec& spec, Labels labels,
+              const std::optional<int64_t>& value) {
+  if (value) w.Add(spec, std::move(labels), static_cast<double>(*value));
+}
+
+}  // namespace
+
+void WriteAllocation(const allocation::Allocation& a, FamilyWriter& w) {
+  for (const allocation::PodRequest& p : a.pods)
+    for (const auto& [resource, count] : p.requested)
+      w.Add(kPodRequested, WithResource(PodLabels(a.cluster, p.pod), resource),
+            static_cast<double>(count));
+  for (const allocation::NamespaceAllocation& ns : a.namespaces)
+    for (const auto& [resource, count] : ns.requested)
+      w.Add(kNamespaceRequested,
+            Labels{{"cluster", a.cluster}, {"namespace", ns.name}, {"resource", resource}},
+            static_cast<double>(count));
+  for (const allocation::NamespaceAllocation& ns : a.namespaces)
+    w.Add(kNamespacePending, Labels{{"cluster", a.cluster}, {"namespace", ns.name}},
+          static_cast<double>(ns.pending_pods));
+
+  for (const allocation::NodeAllocation& n : a.nodes)
+    AddCount(w, kNodeCapacity, NodeLabels(a.cluster, n.node), n.capacity);
+  for (const allocation::NodeAllocation& n : a.nodes)
+    AddCount(w, kNodeAllocatable, NodeLabels(a.cluster, n.node), n.allocatable);
+  for (const allocation::NodeAllocation& n : a.nodes)
+    AddCount(w, kNodeUnhealthy, NodeLabels(a.cluster, n.node), n.unhealthy);
+  for (const allocation::NodeAllocation& n : a.nodes)
+    w.Add(kNodeRequested, NodeLabels(a.cluster, n.node), static_cast<double>(n.requested));
+  for (const allocation::NodeAllocation& n : a.nodes)
+    w.Add(kNodeBusy, NodeLabels(a.cluster, n.node), static_cast<double>(n.busy));
+  for (const allocation::NodeAllocation& n : a.nodes)
+    w.Add(kNodeSeen, NodeLabels(a.cluster, n.node), static_cast<double>(n.seen));
+
+  for (const allocation::NodeResource& r : a.node_resources)
+    w.Add(kResourceAllocatable, WithResource(NodeLabels(a.cluster, r.node), r.resource),
+          static_cast<double>(r.allocatable));
+  for (const allocation::NodeResource& r : a.node_resources)
+    w.Add(kResourceRequested, WithResource(NodeLabels(a.cluster, r.node), r.resource),
+          static_cast<double>(r.requested));
+  for (const allocation::NodeResource& r : a.node_resources)
+    w.Add(kResourceFree, WithResource(NodeLabels(a.cluster, r.node), r.resource),
+          static_cast<double>(r.free));
+
+  for (const allocation::PendingPod& p : a.pending)
+    if (p.age_seconds) w.Add(kPendingSeconds, PodLabels(a.cluster, p.pod), *p.age_seconds);
+  for (const allocation::PendingPod& p : a.pending) {
+    Labels l = PodLabels(a.cluster, p.pod);
+    if (!p.hint.resource.empty()) l.emplace("resource", p.hint.resource);
+    l.emplace("hint", p.hint.code);
+    l.emplace("message", p.hint.message);
+    w.Add(kPendingHint, std::move(l), 1);
+  }
+}
+
+constinit const FamilyGroup kAllocationGroup{"allocation", kFamilies, &Build};
+
+}  // namespace gpuattr::publish

@@ -1,0 +1,172 @@
+// Allocation over real-shaped scenarios: fixtures/scenarios/dra (DRA v1: 2 whole H100s + 2 MIG
+// devices, a GPU and a MIG claim allocated, an 8-GPU claim pending) and attr-a100-mixed (a mixed
+// MIG node). The allocation group's exposition is compared with
+// tests/golden/allocation_golden/NAME.prom (UPDATE_GOLDEN=1 regenerates) and must pass
+// `promtool check metrics` silently (skipped when promtool is absent).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "golden/attribution_harness.h"
+#include "gpuattr/allocation/allocation.h"
+#include "support/golden.h"
+
+namespace gpuattr::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr double kNow = 1'780'000'000;
+
+// The DRA objects of fixtures/scenarios/dra/dra/*.yaml as records. Added only where the loader
+// did not decode them already (emplace), so a DRA decoder in the harness takes over unchanged.
+void AddDraFixtureRecords(kube::ClusterObjects& o) {
+  kube::ResourceSlice s;
+  s.name = "dgx-a-gpu.nvidia.com-x7r2q";
+  s.driver = "gpu.nvidia.com";
+  s.node_name = "dgx-a";
+  s.pool = "dgx-a";
+  auto device = [](std::string name, std::string type, std::string profile) {
+    kube::DraDevice d;
+    d.name = std::move(name);
+    d.type = std::move(type);
+    d.profile = std::move(profile);
+    d.product_name = "NVIDIA H100 80GB HBM3";
+    return d;
+  };
+  s.devices = {device("gpu-0", "gpu", ""), device("gpu-1", "gpu", ""),
+               device("gpu-2-mig-3g40gb-0", "mig", "3g.40gb"),
+               device("gpu-2-mig-3g40gb-1", "mig", "3g.40gb")};
+  o.resource_slices.emplace(s.name, s);
+
+  kube::ResourceClaim llm;
+  llm.namespace_ = "ml";
+  llm.name = "llm-dra-0-gpu-7kq2x";
+  llm.requests = {{"gpu", "gpu.nvidia.com", "ExactCount", 1}};
+  llm.allocated = true;
+  llm.results = {{"gpu", "gpu.nvidia.com", "dgx-a", "gpu-0"}};
+  llm.reserved_for = {{"pods", "llm-dra-0", "7d0c6f0e-1c2b-4a5d-9e8f-000000000101"}};
+  o.resource_claims.emplace(llm.Key(), llm);
+
+  kube::ResourceClaim nb;
+  nb.namespace_ = "research";
+  nb.name = "notebook-mig-slice";
+  nb.requests = {{"slice", "mig.nvidia.com", "ExactCount", 1}};
+  nb.allocated = true;
+  nb.results = {{"slice", "gpu.nvidia.com", "dgx-a", "gpu-2-mig-3g40gb-0"}};
+  nb.reserved_for = {{"pods", "notebook-mig", "7d0c6f0e-1c2b-4a5d-9e8f-000000000102"}};
+  o.resource_claims.emplace(nb.Key(), nb);
+
+  kube::ResourceClaim eight;
+  eight.namespace_ = "ml";
+  eight.name = "eight-gpus";
+  eight.requests = {{"gpus", "gpu.nvidia.com", "ExactCount", 8}};
+  o.resource_claims.emplace(eight.Key(), eight);
+}
+
+struct Loaded {
+  AttributionCase c;
+  attribution::Attribution attribution;
+  allocation::Allocation allocation;
+};
+
+Loaded Load(const std::string& name) {
+  auto c = LoadAttributionCase(FixturePath("scenarios/" + name));
+  EXPECT_TRUE(c.ok()) << c.error().message;
+  Loaded l;
+  if (!c.ok()) return l;
+  l.c = std::move(*c);
+  if (name == "dra") AddDraFixtureRecords(l.c.objects);
+  l.attribution = AttributeCase(l.c);
+  l.allocation = allocation::Allocate({"test", l.c.objects, l.attribution, kNow});
+  return l;
+}
+
+// The families of the allocation group only, through the real group table.
+std::string RenderAllocation(const allocation::Allocation& a) {
+  std::set<std::string> names;
+  for (const publish::FamilyGroup* g : publish::FamilyGroups())
+    if (g->name == "allocation")
+      for (const publish::FamilySpec& f : g->families) names.insert(std::string(f.name));
+  publish::Snapshot s;
+  s.complete = true;
+  publish::ClusterSnapshot cs;
+  cs.cluster = a.cluster;
+  cs.allocation = std::make_shared<allocation::Allocation>(a);
+  s.clusters.push_back(std::move(cs));
+  std::vector<prometheus::MetricFamily> families;
+  for (auto& f : publish::BuildFamilies(s))
+    if (names.count(f.name)) families.push_back(std::move(f));
+  return prometheus::TextSerializer().Serialize(families);
+}
+
+TEST(AllocationDraScenario, NodeHoldsTwoDevicesAndTheEightGpuJobIsHinted) {
+  Loaded l = Load("dra");
+  const allocation::Allocation& a = l.allocation;
+  ASSERT_EQ(a.nodes.size(), 1u);
+  EXPECT_EQ(a.nodes[0].node, "dgx-a");
+  EXPECT_EQ(a.nodes[0].capacity, 4);
+  EXPECT_EQ(a.nodes[0].allocatable, 4);
+  EXPECT_EQ(a.nodes[0].requested, 2);
+  ASSERT_EQ(a.pending.size(), 1u);
+  EXPECT_EQ(a.pending[0].pod, (attribution::PodId{"ml", "big-train"}));
+  EXPECT_EQ(a.pending[0].hint.code, "dra_exceeds_node_max");
+  EXPECT_EQ(a.pending[0].hint.message,
+            "Needs 8 gpu on one node (claim eight-gpus); the most any node offers is 2.");
+  ASSERT_EQ(a.pods.size(), 2u);
+  EXPECT_EQ(a.pods[0].pod, (attribution::PodId{"ml", "llm-dra-0"}));
+  EXPECT_EQ(a.pods[0].requested, (allocation::ResourceCounts{{"gpu.nvidia.com/gpu", 1}}));
+  EXPECT_EQ(a.pods[1].pod, (attribution::PodId{"research", "notebook-mig"}));
+  EXPECT_EQ(a.pods[1].requested, (allocation::ResourceCounts{{"gpu.nvidia.com/mig-3g.40gb", 1}}));
+}
+
+TEST(AllocationMixedScenario, MixedMigNodesOfferEveryProfile) {
+  Loaded l = Load("attr-a100-mixed");
+  ASSERT_FALSE(l.allocation.nodes.empty());
+  for (const allocation::NodeAllocation& n : l.allocation.nodes) {
+    EXPECT_EQ(n.capacity, 48) << n.node;
+    EXPECT_GT(n.seen, 0u) << n.node;
+  }
+}
+
+class AllocationGolden : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(AllocationGolden, MatchesExposition) {
+  std::string text = RenderAllocation(Load(GetParam()).allocation);
+  ASSERT_FALSE(text.empty());
+  auto golden = fs::path(GPUATTR_SOURCE_DIR) / "tests" / "golden" / "allocation_golden" /
+                (GetParam() + ".prom");
+  auto r = CompareGolden(golden, text);
+  EXPECT_TRUE(r.ok) << r.message;
+}
+
+TEST_P(AllocationGolden, PromtoolCheckMetricsPrintsNothing) {
+  if (!fs::exists("/usr/bin/promtool")) GTEST_SKIP() << "/usr/bin/promtool not installed";
+  std::string text = RenderAllocation(Load(GetParam()).allocation);
+  ASSERT_FALSE(text.empty());
+  fs::path in = fs::path(GPUATTR_BINARY_DIR) / ("promtool-in-alloc-" + GetParam() + ".prom");
+  fs::path out = fs::path(GPUATTR_BINARY_DIR) / ("promtool-out-alloc-" + GetParam() + ".txt");
+  {
+    std::ofstream f(in, std::ios::binary);
+    f << text;
+  }
+  std::string cmd =
+      "/usr/bin/promtool check metrics < '" + in.string() + "' > '" + out.string() + "' 2>&1";
+  int rc = std::system(cmd.c_str());
+  std::string printed = ReadFile(out);
+  EXPECT_EQ(rc, 0) << printed;
+  EXPECT_EQ(printed, "");
+  fs::remove(in);
+  fs::remove(out);
+}
+
+INSTANTIATE_TEST_SUITE_P(Scenarios, AllocationGolden, ::testing::Values("dra", "attr-a100-mixed"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
+
+}  // namespace
+}  // namespace gpuattr::testing
