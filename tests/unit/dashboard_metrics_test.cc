@@ -1,0 +1,59 @@
+// Every gpuattr_* family a dashboard or an alert rule queries is one gpuattr emits (the family
+// table in src/publish/). A renamed family fails here instead of leaving an empty panel.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "gpuattr/publish/families.h"
+#include "support/dashboards.h"
+
+namespace gpuattr::testing {
+namespace {
+
+std::set<std::string> EmittedFamilies() {
+  std::set<std::string> out;
+  for (const publish::FamilyGroup* g : publish::FamilyGroups())
+    for (const publish::FamilySpec& f : g->families) out.insert(std::string(f.name));
+  return out;
+}
+
+// metric name → the first place that uses it.
+void Expect(const std::map<std::string, std::string>& used) {
+  const auto emitted = EmittedFamilies();
+  ASSERT_FALSE(emitted.empty());
+  std::string missing;
+  for (const auto& [name, where] : used)
+    if (!emitted.count(name)) missing += "\n  " + name + " (first used by " + where + ")";
+  EXPECT_TRUE(missing.empty()) << "queried but not emitted by gpuattr:" << missing;
+}
+
+TEST(DashboardMetrics, EveryDashboardFamilyIsEmitted) {
+  std::map<std::string, std::string> used;
+  for (const auto& file : DashboardFiles()) {
+    auto d = LoadDashboard(file);
+    ASSERT_TRUE(d.ok()) << d.error().message;
+    for (const auto& q : DashboardQueries(*d, file.filename().string()))
+      for (const auto& name : GpuattrMetricNames(q.expr)) used.emplace(name, q.Where());
+  }
+  ASSERT_GT(used.size(), 30u) << "the dashboards query suspiciously few families";
+  Expect(used);
+}
+
+TEST(DashboardMetrics, EveryAlertRuleFamilyIsEmitted) {
+  std::map<std::string, std::string> used;
+  ASSERT_FALSE(AlertRuleFiles().empty());
+  for (const auto& file : AlertRuleFiles()) {
+    auto exprs = RuleExpressions(file);
+    ASSERT_TRUE(exprs.ok()) << exprs.error().message;
+    for (const auto& e : *exprs)
+      for (const auto& name : GpuattrMetricNames(e))
+        used.emplace(name, file.filename().string() + ": " + e);
+  }
+  ASSERT_GT(used.size(), 5u);
+  Expect(used);
+}
+
+}  // namespace
+}  // namespace gpuattr::testing
