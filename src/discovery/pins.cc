@@ -120,7 +120,7 @@ PinnedCandidates ResolvePins(const Pins& pins, const kube::ClusterObjects& objec
     out.statuses.push_back({pin.text,
                             "service",
                             {},
-                            "not yet supported: the Prometheus query-API fallback is not built"});
+                            "query API: used only when no exporter pod answers"});
   std::sort(out.candidates.begin(), out.candidates.end(),
             [](const Candidate& a, const Candidate& b) { return a.Key() < b.Key(); });
   return out;
