@@ -208,7 +208,7 @@ DiscoveryCycle Discovery::RunCycle(kube::ApiClient& client,
     ++r.outcome_counts[std::string(OutcomeName(p.verdict.outcome))];
   }
   r.probed_this_cycle += fallback.probed_this_cycle;
-  r.candidates += fallback.probes.size();
+  r.candidates += fallback.candidates;
   any_accepted = any_accepted || !fallback.chosen.empty();
   for (const ScrapeResult& s : out.scrapes) r.exporters.push_back(StatusOf(s));
   for (ExporterStatus& e : fallback.exporters) r.exporters.push_back(std::move(e));
@@ -220,6 +220,11 @@ DiscoveryCycle Discovery::RunCycle(kube::ApiClient& client,
   if (!any_accepted) {
     r.nothing_found = NothingFoundMessage(r.pods_listed, cache_.entries().size(), presence.present,
                                           presence.reason);
+    if (fallback.searched)
+      r.nothing_found += ". No Prometheus-compatible query API with GPU series either (" +
+                         std::to_string(fallback.candidates) +
+                         " candidate services, see docs/fallback.md): pin one with --target "
+                         "ns/svc/name:port and check: kubectl auth can-i get services/proxy -A";
   }
   if (r.nothing_found != last_nothing_found_) {
     if (!r.nothing_found.empty()) log::Warn(r.nothing_found, {{"cluster", cluster_}});

@@ -275,6 +275,7 @@ QueryApiCycle QueryApiFallback::RunCycle(kube::ApiClient& client,
   QueryApiCycle out;
   out.searched = true;
   const std::vector<QueryApiCandidate> candidates = QueryApiCandidates(objects, pins);
+  out.candidates = candidates.size();
 
   // Forget services that are gone (or whose port changed).
   std::set<std::string> keys;

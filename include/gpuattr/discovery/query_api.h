@@ -99,6 +99,7 @@ struct QueryApiEntry {
 // What the fallback did in one cycle.
 struct QueryApiCycle {
   bool searched = false;  // the fallback ran (no exporter pod answered)
+  size_t candidates = 0;  // services that are candidates (pins included)
   size_t probed_this_cycle = 0;
   std::vector<ProbeRecord> probes;               // every cached verdict, for the status page
   std::vector<ExporterStatus> exporters;         // the chosen API (kind "prometheus"), failed pins
