@@ -83,7 +83,8 @@ Discovery::Discovery(std::string cluster, DiscoveryOptions options, Clock& clock
     : cluster_(std::move(cluster)),
       options_(std::move(options)),
       clock_(clock),
-      cache_(options_.ttls) {}
+      cache_(options_.ttls),
+      query_api_(options_.query_api) {}
 
 DiscoveryCycle Discovery::RunCycle(kube::ApiClient& client,
                                    std::shared_ptr<const kube::ClusterObjects> objects,
@@ -148,6 +149,19 @@ DiscoveryCycle Discovery::RunCycle(kube::ApiClient& client,
     out.scrapes.push_back(std::move(j.scrape));
   }
 
+  // The query-API fallback, decided cluster-wide: only when no dcgm/process exporter pod answered
+  // this cycle, and (as for probes) only on a GPU cluster unless a service is pinned.
+  const bool exporter_answered =
+      std::any_of(out.scrapes.begin(), out.scrapes.end(), [](const ScrapeResult& s) {
+        return s.ok &&
+               (s.kind == sources::BodyKind::kDcgm || s.kind == sources::BodyKind::kProcess);
+      });
+  QueryApiCycle fallback;
+  if (!exporter_answered && (presence.present || !options_.pins.services.empty()))
+    fallback = query_api_.RunCycle(client, objs, options_.pins.services, now, now_unix, stop);
+  for (auto& e : fallback.errors)
+    if (errors_seen.insert(e).second) out.errors.push_back(std::move(e));
+
   // Report.
   DiscoveryReport& r = out.report;
   r.cluster = cluster_;
@@ -157,6 +171,13 @@ DiscoveryCycle Discovery::RunCycle(kube::ApiClient& client,
   r.gpu_presence = presence.reason;
   r.candidates = current.size();
   r.pins = pinned.statuses;
+  for (PinStatus& p : r.pins) {
+    if (p.kind != "service") continue;
+    auto note = fallback.pin_notes.find(p.text);
+    p.note = note != fallback.pin_notes.end()
+                 ? note->second
+                 : "not used: exporter pods answer directly (the query API is the fallback)";
+  }
   for (Outcome o : {Outcome::kAccepted, Outcome::kUnrecognised, Outcome::kError, Outcome::kPinned})
     r.outcome_counts[std::string(OutcomeName(o))] = 0;
   bool any_accepted = false;
@@ -182,7 +203,15 @@ DiscoveryCycle Discovery::RunCycle(kube::ApiClient& client,
       r.exporters.push_back(std::move(s));
     }
   }
+  for (const ProbeRecord& p : fallback.probes) {
+    r.probes.push_back(p);
+    ++r.outcome_counts[std::string(OutcomeName(p.verdict.outcome))];
+  }
+  r.probed_this_cycle += fallback.probed_this_cycle;
+  r.candidates += fallback.candidates;
+  any_accepted = any_accepted || !fallback.chosen.empty();
   for (const ScrapeResult& s : out.scrapes) r.exporters.push_back(StatusOf(s));
+  for (ExporterStatus& e : fallback.exporters) r.exporters.push_back(std::move(e));
   std::sort(r.exporters.begin(), r.exporters.end(),
             [](const ExporterStatus& a, const ExporterStatus& b) {
               return std::tie(a.namespace_, a.pod, a.port) < std::tie(b.namespace_, b.pod, b.port);
@@ -191,6 +220,11 @@ DiscoveryCycle Discovery::RunCycle(kube::ApiClient& client,
   if (!any_accepted) {
     r.nothing_found = NothingFoundMessage(r.pods_listed, cache_.entries().size(), presence.present,
                                           presence.reason);
+    if (fallback.searched)
+      r.nothing_found += ". No Prometheus-compatible query API with GPU series either (" +
+                         std::to_string(fallback.candidates) +
+                         " candidate services, see docs/fallback.md): pin one with --target "
+                         "ns/svc/name:port and check: kubectl auth can-i get services/proxy -A";
   }
   if (r.nothing_found != last_nothing_found_) {
     if (!r.nothing_found.empty()) log::Warn(r.nothing_found, {{"cluster", cluster_}});
@@ -210,6 +244,7 @@ DiscoveryCycle Discovery::RunCycle(kube::ApiClient& client,
     }
     s.readings = std::monostate{};
   }
+  for (ExporterData& d : fallback.data) out.input.exporters.push_back(std::move(d));
   return out;
 }
 

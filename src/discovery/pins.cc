@@ -117,10 +117,8 @@ PinnedCandidates ResolvePins(const Pins& pins, const kube::ClusterObjects& objec
     out.statuses.push_back(std::move(status));
   }
   for (const ServicePin& pin : pins.services)
-    out.statuses.push_back({pin.text,
-                            "service",
-                            {},
-                            "not yet supported: the Prometheus query-API fallback is not built"});
+    out.statuses.push_back(
+        {pin.text, "service", {}, "query API: used only when no exporter pod answers"});
   std::sort(out.candidates.begin(), out.candidates.end(),
             [](const Candidate& a, const Candidate& b) { return a.Key() < b.Key(); });
   return out;

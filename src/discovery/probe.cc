@@ -41,7 +41,7 @@ Fetch FetchPath(kube::ApiClient& client, const std::string& path, const FetchOpt
   get.timeout = options.timeout;
   get.max_body_bytes = options.max_body_bytes;
   get.max_attempts = 1;
-  get.headers["Accept"] = "text/plain;version=0.0.4;q=1,*/*;q=0.1";
+  get.headers["Accept"] = options.accept;
   // Durations are real time whatever clock drives the cycle: they measure the exporter.
   const auto start = std::chrono::steady_clock::now();
   Result<kube::Response> r = client.Get(path, get);

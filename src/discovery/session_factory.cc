@@ -29,6 +29,10 @@ KubeSessionOptions SessionOptionsFromConfig(const app::Config& config) {
   o.discovery.ttls.result = config.discovery.cache;
   o.discovery.ttls.inference_negative = config.discovery.not_inference_cache;
   o.discovery.ttls.inference_error = config.discovery.error_cache;
+  // The query-API fallback shares the exporter cache lifetime, timeout and body cap.
+  o.discovery.query_api.ttl = config.discovery.cache;
+  o.discovery.query_api.query_timeout = config.scrape.timeout;
+  o.discovery.query_api.max_body_bytes = static_cast<size_t>(config.scrape.max_body_bytes);
   o.attribution.idle_utilization_below = config.idle.utilization_below;
   o.attribution.idle_memory_at_least_bytes = static_cast<double>(config.idle.memory_at_least_bytes);
   // A missed cycle or a quick restart still integrates; a longer gap adds no invented joules.

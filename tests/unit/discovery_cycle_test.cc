@@ -180,7 +180,9 @@ TEST(DiscoveryCycle, PinnedPodWithoutKeywordIsProbedOnItsPort) {
   EXPECT_EQ(c.report.outcome_counts.at("pinned"), 1u);
   ASSERT_EQ(c.input.exporters.size(), 1u);
   ASSERT_EQ(c.report.pins.size(), 2u);
-  EXPECT_NE(c.report.pins[1].note.find("not yet supported"), std::string::npos);
+  EXPECT_NE(c.report.pins[1].note.find("not used: exporter pods answer directly"),
+            std::string::npos)
+      << c.report.pins[1].note;
 }
 
 TEST(DiscoveryCycle, ForbiddenProxyIsAnErrorNamingThePermission) {

@@ -71,7 +71,7 @@ TEST(ResolvePins, PrefixMatchesRunningPodsOfTheNamespace) {
   EXPECT_EQ(r.statuses[0].matched_pods.size(), 2u);
   EXPECT_NE(r.statuses[1].note.find("no Running pod"), std::string::npos);
   EXPECT_EQ(r.statuses[2].kind, "service");
-  EXPECT_NE(r.statuses[2].note.find("not yet supported"), std::string::npos);
+  EXPECT_NE(r.statuses[2].note.find("used only when no exporter pod answers"), std::string::npos);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "gpuattr/discovery/cache.h"
 #include "gpuattr/discovery/pins.h"
+#include "gpuattr/discovery/query_api.h"
 #include "gpuattr/discovery/report.h"
 #include "gpuattr/discovery/scrape.h"
 #include "gpuattr/kube/api_client.h"
@@ -24,6 +25,7 @@ struct DiscoveryOptions {
   CacheTtls ttls;
   std::chrono::milliseconds probe_timeout{5000};
   ScrapeOptions scrape;  // concurrency, per-target timeout, body cap (probes use the same pool)
+  QueryApiOptions query_api;  // the fallback when no exporter pod answers (docs/fallback.md)
 };
 
 struct DiscoveryCycle {
@@ -47,6 +49,7 @@ class Discovery {
                           const StopSignal* stop = nullptr);
 
   const DiscoveryCache& cache() const { return cache_; }
+  const QueryApiFallback& query_api() const { return query_api_; }
   const DiscoveryOptions& options() const { return options_; }
 
  private:
@@ -54,6 +57,7 @@ class Discovery {
   DiscoveryOptions options_;
   Clock& clock_;
   DiscoveryCache cache_;
+  QueryApiFallback query_api_;
   std::string last_nothing_found_;  // logged once per change
 };
 

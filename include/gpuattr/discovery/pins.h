@@ -1,8 +1,8 @@
 // Pinned targets (config `targets:` and `--target`, DESIGN sections 4 and 7):
 //   ns/pod-prefix:port   an exporter pod: every Running pod of ns whose name starts with the
 //                        prefix is probed on that port, keyword or not
-//   ns/svc/name:port     a Prometheus-compatible query API behind the service proxy (kept and
-//                        shown; the Prometheus fallback itself is not built yet)
+//   ns/svc/name:port     a Prometheus-compatible query API behind the service proxy, probed
+//                        first when the query-API fallback runs (discovery/query_api.h)
 #pragma once
 
 #include <cstdint>

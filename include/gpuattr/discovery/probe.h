@@ -30,6 +30,7 @@ struct Fetch {
 struct FetchOptions {
   std::chrono::milliseconds timeout{15000};
   size_t max_body_bytes = 64u << 20;
+  std::string accept = "text/plain;version=0.0.4;q=1,*/*;q=0.1";  // query APIs: JSON
 };
 
 // One GET through the client, without retries (a scrape is one GET per interval).

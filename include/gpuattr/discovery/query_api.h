@@ -1,0 +1,133 @@
+// The Prometheus-compatible query-API fallback (DESIGN sections 3 and 4, docs/fallback.md).
+//
+// When no dcgm/process exporter pod of the cluster answered in a cycle, gpuattr looks for a query
+// API among the Services (Prometheus, Thanos query, VictoriaMetrics vmsingle/vmselect, Mimir
+// query-frontend), pinned services first, with at most `max_probes` `count by (__name__)` probes
+// per cycle and every verdict cached for 60 s. The first service whose probe finds the needed
+// families is chosen; each cycle then makes one instant query through the service proxy and turns
+// the answer into per-node exporter readings (sources/promapi.h).
+//
+// Candidate selection and paths are pure functions; QueryApiFallback holds the cache and does the
+// GETs. Not thread-safe: one cycle at a time.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuattr/discovery/pins.h"
+#include "gpuattr/discovery/probe.h"
+#include "gpuattr/discovery/report.h"
+#include "gpuattr/kube/api_client.h"
+#include "gpuattr/kube/objects.h"
+#include "gpuattr/sources/promapi.h"
+#include "gpuattr/util/clock.h"
+
+namespace gpuattr::discovery {
+
+enum class QueryApiFlavor : uint8_t {
+  kThanosQuery,
+  kPrometheus,
+  kVictoriaSingle,
+  kVictoriaSelect,
+  kMimir
+};
+std::string_view QueryApiFlavorName(QueryApiFlavor flavor);  // "thanos-query", "prometheus", ...
+
+// What a service name says it is; nullopt when it is no query API (alertmanager, node-exporter,
+// operator, vminsert, ...). Case-insensitive.
+std::optional<QueryApiFlavor> QueryApiFlavorOf(std::string_view service_name);
+// Where the flavor serves /api/v1/query below the service root: "" for Prometheus, Thanos and
+// vmsingle, "select/0/prometheus" for vmselect (tenant 0), "prometheus" for Mimir.
+std::string_view QueryApiPathPrefix(QueryApiFlavor flavor);
+
+struct QueryApiCandidate {
+  std::string namespace_;
+  std::string service;
+  std::string port;         // as put in the URL: a number, or a pin's port name
+  int32_t port_number = 0;  // 0 when a pin names a port the service does not list
+  std::string port_source;  // "named http-web", "9090", "named http", "only port", "pin"
+  QueryApiFlavor flavor = QueryApiFlavor::kPrometheus;
+  bool pinned = false;
+  std::string why;  // "name matches thanos-query", "pin monitoring/svc/x:9090"
+
+  std::string Key() const;  // "namespace/service:port"
+};
+
+// The port to query on a candidate service: named http-web or web, else the flavor's usual port
+// (9090; 10902 and 9090 for Thanos; 8428 vmsingle; 8481 vmselect; 8080 Mimir), else named http,
+// else the only port. nullopt: none fits.
+std::optional<std::pair<kube::ServicePort, std::string>> QueryApiPort(const kube::Service& service,
+                                                                      QueryApiFlavor flavor);
+
+// Pinned services first (in the order given), then services whose name marks a query API, by
+// flavor (Thanos query, Prometheus, vmsingle, vmselect, Mimir), namespace and name.
+std::vector<QueryApiCandidate> QueryApiCandidates(const kube::ClusterObjects& objects,
+                                                  const std::vector<ServicePin>& pins);
+
+// application/x-www-form-urlencoded value encoding (RFC 3986 unreserved kept, the rest %XX).
+std::string UrlEncodeQueryValue(std::string_view value);
+// "/api/v1/namespaces/NS/services/NAME:PORT/proxy/[PREFIX/]api/v1/query?query=ENCODED"
+std::string QueryApiPath(const QueryApiCandidate& candidate, std::string_view promql);
+
+// Label repair's view of the cluster: a pod is the exporter itself when it looks like a GPU
+// exporter (keyword match) and requests no nvidia.com/ resource; an unknown pod when its name
+// contains "exporter" or "dcgm".
+sources::PodLookup PodLookupFor(const kube::ClusterObjects& objects);
+
+struct QueryApiOptions {
+  size_t max_probes = 6;  // per cycle
+  std::chrono::milliseconds ttl{std::chrono::seconds(60)};
+  std::chrono::milliseconds probe_timeout{5000};
+  std::chrono::milliseconds query_timeout{15000};
+  size_t max_body_bytes = 64u << 20;
+};
+
+struct QueryApiEntry {
+  QueryApiCandidate candidate;
+  ProbeVerdict verdict;
+  std::chrono::steady_clock::time_point expires;
+  double probed_unix = 0;
+  double duration_seconds = 0;
+  uint64_t bytes = 0;
+};
+
+// What the fallback did in one cycle.
+struct QueryApiCycle {
+  bool searched = false;  // the fallback ran (no exporter pod answered)
+  size_t candidates = 0;  // services that are candidates (pins included)
+  size_t probed_this_cycle = 0;
+  std::vector<ProbeRecord> probes;               // every cached verdict, for the status page
+  std::vector<ExporterStatus> exporters;         // the chosen API (kind "prometheus"), failed pins
+  std::vector<ExporterData> data;                // per node and kind, from the chosen API
+  std::vector<std::string> errors;               // 403s on services/proxy
+  std::map<std::string, std::string> pin_notes;  // by pin text
+  std::string chosen;                            // key of the API queried this cycle, if any
+};
+
+class QueryApiFallback {
+ public:
+  using TimePoint = std::chrono::steady_clock::time_point;
+  explicit QueryApiFallback(QueryApiOptions options = {}) : options_(options) {}
+
+  // Runs the fallback's share of a cycle: search (if no API is chosen), then one query.
+  QueryApiCycle RunCycle(kube::ApiClient& client, const kube::ClusterObjects& objects,
+                         const std::vector<ServicePin>& pins, TimePoint now, double now_unix,
+                         const StopSignal* stop = nullptr);
+
+  const std::map<std::string, QueryApiEntry>& entries() const { return entries_; }
+  const QueryApiOptions& options() const { return options_; }
+
+ private:
+  QueryApiOptions options_;
+  std::map<std::string, QueryApiEntry> entries_;  // by QueryApiCandidate::Key()
+};
+
+// Pure: the probe's verdict from its answer (count by __name__ of the needed families).
+ProbeVerdict JudgeQueryApiProbe(const QueryApiCandidate& candidate, const Fetch& fetch);
+
+}  // namespace gpuattr::discovery

@@ -1,0 +1,412 @@
+#include "gpuattr/discovery/query_api.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <set>
+#include <tuple>
+
+#include "gpuattr/discovery/candidates.h"
+#include "gpuattr/sources/aliases.h"
+#include "gpuattr/util/strings.h"
+
+namespace gpuattr::discovery {
+namespace {
+
+constexpr std::string_view kJsonAccept = "application/json";
+
+// Services whose names contain a query-API word but serve no query API (or only part of one).
+constexpr std::array<std::string_view, 22> kNotQueryApis = {
+    "alertmanager", "node-exporter",  "exporter", "operator",    "kube-state-metrics",
+    "pushgateway",  "adapter",        "grafana",  "sidecar",     "thanos-discovery",
+    "store",        "compact",        "receive",  "ruler",       "vminsert",
+    "vmagent",      "vmalert",        "vmauth",   "distributor", "ingester",
+    "webhook",      "config-reloader"};
+
+bool Contains(std::string_view haystack, std::string_view needle) {
+  return ContainsIgnoreCase(haystack, needle);
+}
+
+std::string ServiceKey(std::string_view ns, std::string_view service, std::string_view port) {
+  return std::string(ns) + "/" + std::string(service) + ":" + std::string(port);
+}
+
+Candidate AsCandidate(const QueryApiCandidate& q) {
+  Candidate c;
+  c.namespace_ = q.namespace_;
+  c.pod = q.service;
+  c.port = q.port_number;
+  c.port_source = q.port_source;
+  c.role = Role::kExporter;
+  c.pinned = q.pinned;
+  c.why = "query API (" + std::string(QueryApiFlavorName(q.flavor)) + "): " + q.why;
+  return c;
+}
+
+int FlavorRank(QueryApiFlavor f) { return static_cast<int>(f); }
+
+bool LooksLikeExporterName(std::string_view name) {
+  return Contains(name, "exporter") || Contains(name, "dcgm");
+}
+
+FetchOptions JsonFetch(std::chrono::milliseconds timeout, size_t cap) {
+  FetchOptions o;
+  o.timeout = timeout;
+  o.max_body_bytes = cap;
+  o.accept = std::string(kJsonAccept);
+  return o;
+}
+
+std::string Source(const QueryApiCandidate& c) { return "query API " + c.Key(); }
+
+}  // namespace
+
+std::string_view QueryApiFlavorName(QueryApiFlavor flavor) {
+  switch (flavor) {
+    case QueryApiFlavor::kThanosQuery:
+      return "thanos-query";
+    case QueryApiFlavor::kPrometheus:
+      return "prometheus";
+    case QueryApiFlavor::kVictoriaSingle:
+      return "vmsingle";
+    case QueryApiFlavor::kVictoriaSelect:
+      return "vmselect";
+    case QueryApiFlavor::kMimir:
+      return "mimir";
+  }
+  return "prometheus";
+}
+
+std::optional<QueryApiFlavor> QueryApiFlavorOf(std::string_view name) {
+  for (std::string_view no : kNotQueryApis)
+    if (Contains(name, no)) return std::nullopt;
+  if (Contains(name, "thanos"))
+    return Contains(name, "quer") ? std::optional(QueryApiFlavor::kThanosQuery) : std::nullopt;
+  if (Contains(name, "mimir") || Contains(name, "cortex"))
+    return Contains(name, "query-frontend") || Contains(name, "querier")
+               ? std::optional(QueryApiFlavor::kMimir)
+               : std::nullopt;
+  if (Contains(name, "vmselect")) return QueryApiFlavor::kVictoriaSelect;
+  if (Contains(name, "vmsingle") || Contains(name, "victoria-metrics"))
+    return QueryApiFlavor::kVictoriaSingle;
+  if (Contains(name, "prometheus")) return QueryApiFlavor::kPrometheus;
+  return std::nullopt;
+}
+
+std::string_view QueryApiPathPrefix(QueryApiFlavor flavor) {
+  switch (flavor) {
+    case QueryApiFlavor::kVictoriaSelect:
+      return "select/0/prometheus";
+    case QueryApiFlavor::kMimir:
+      return "prometheus";
+    default:
+      return "";
+  }
+}
+
+std::string QueryApiCandidate::Key() const { return ServiceKey(namespace_, service, port); }
+
+std::optional<std::pair<kube::ServicePort, std::string>> QueryApiPort(const kube::Service& service,
+                                                                      QueryApiFlavor flavor) {
+  const auto& ports = service.ports;
+  for (std::string_view name : {"http-web", "web"})
+    for (const auto& p : ports)
+      if (p.name == name) return std::pair(p, "named " + std::string(name));
+  std::vector<int32_t> usual;
+  switch (flavor) {
+    case QueryApiFlavor::kThanosQuery:
+      usual = {10902, 9090};
+      break;
+    case QueryApiFlavor::kPrometheus:
+      usual = {9090};
+      break;
+    case QueryApiFlavor::kVictoriaSingle:
+      usual = {8428};
+      break;
+    case QueryApiFlavor::kVictoriaSelect:
+      usual = {8481};
+      break;
+    case QueryApiFlavor::kMimir:
+      usual = {8080};
+      break;
+  }
+  for (int32_t n : usual)
+    for (const auto& p : ports)
+      if (p.port == n) return std::pair(p, std::to_string(n));
+  for (const auto& p : ports)
+    if (p.name == "http") return std::pair(p, std::string("named http"));
+  if (ports.size() == 1) return std::pair(ports.front(), std::string("only port"));
+  return std::nullopt;
+}
+
+std::vector<QueryApiCandidate> QueryApiCandidates(const kube::ClusterObjects& objects,
+                                                  const std::vector<ServicePin>& pins) {
+  std::vector<QueryApiCandidate> out;
+  std::set<std::string> seen;  // namespace/service: a pinned service is not searched again
+  for (const ServicePin& pin : pins) {
+    QueryApiCandidate c;
+    c.namespace_ = pin.namespace_;
+    c.service = pin.service;
+    c.port = pin.port;
+    c.port_source = "pin";
+    c.flavor = QueryApiFlavorOf(pin.service).value_or(QueryApiFlavor::kPrometheus);
+    c.pinned = true;
+    c.why = "pin " + pin.text;
+    auto it = objects.services.find(pin.namespace_ + "/" + pin.service);
+    if (it != objects.services.end())
+      for (const auto& p : it->second.ports)
+        if (p.name == pin.port || std::to_string(p.port) == pin.port) c.port_number = p.port;
+    if (c.port_number == 0 && std::all_of(pin.port.begin(), pin.port.end(),
+                                          [](unsigned char ch) { return std::isdigit(ch) != 0; }))
+      c.port_number = std::stoi(pin.port);
+    if (seen.insert(pin.namespace_ + "/" + pin.service).second) out.push_back(std::move(c));
+  }
+  std::vector<QueryApiCandidate> found;
+  for (const auto& [key, svc] : objects.services) {
+    if (seen.count(key)) continue;
+    auto flavor = QueryApiFlavorOf(svc.name);
+    if (!flavor) continue;
+    auto port = QueryApiPort(svc, *flavor);
+    if (!port) continue;
+    QueryApiCandidate c;
+    c.namespace_ = svc.namespace_;
+    c.service = svc.name;
+    c.port = std::to_string(port->first.port);
+    c.port_number = port->first.port;
+    c.port_source = port->second;
+    c.flavor = *flavor;
+    c.why = "name matches " + std::string(QueryApiFlavorName(*flavor));
+    found.push_back(std::move(c));
+  }
+  std::sort(found.begin(), found.end(), [](const QueryApiCandidate& a, const QueryApiCandidate& b) {
+    return std::tuple(FlavorRank(a.flavor), a.namespace_, a.service) <
+           std::tuple(FlavorRank(b.flavor), b.namespace_, b.service);
+  });
+  out.insert(out.end(), std::make_move_iterator(found.begin()),
+             std::make_move_iterator(found.end()));
+  return out;
+}
+
+std::string UrlEncodeQueryValue(std::string_view value) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(value.size() * 3);
+  for (unsigned char c : value) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
+}
+
+std::string QueryApiPath(const QueryApiCandidate& c, std::string_view promql) {
+  std::string path =
+      "/api/v1/namespaces/" + c.namespace_ + "/services/" + c.service + ":" + c.port + "/proxy/";
+  std::string_view prefix = QueryApiPathPrefix(c.flavor);
+  if (!prefix.empty()) path.append(prefix).push_back('/');
+  path += "api/v1/query?query=";
+  path += UrlEncodeQueryValue(promql);
+  return path;
+}
+
+sources::PodLookup PodLookupFor(const kube::ClusterObjects& objects) {
+  sources::PodLookup lookup;
+  lookup.is_exporter = [&objects](std::string_view ns, std::string_view pod) {
+    const kube::Pod* p = objects.FindPod(std::string(ns), std::string(pod));
+    if (!p) return LooksLikeExporterName(pod);
+    if (RequestsNvidiaResource(*p)) return false;  // a GPU workload, not its exporter
+    return LooksLikeExporterName(pod) || ExporterKeywordMatch(*p).has_value();
+  };
+  lookup.node_of = [&objects](std::string_view ns, std::string_view pod) {
+    const kube::Pod* p = objects.FindPod(std::string(ns), std::string(pod));
+    return p ? p->node_name : std::string();
+  };
+  return lookup;
+}
+
+ProbeVerdict JudgeQueryApiProbe(const QueryApiCandidate& candidate, const Fetch& fetch) {
+  ProbeVerdict v;
+  v.http_status = fetch.http_status;
+  if (!fetch.ok) {
+    v.outcome = Outcome::kError;
+    v.reason = fetch.error.empty() ? "no response" : fetch.error;
+    return v;
+  }
+  auto decoded = sources::DecodeQueryResponse(fetch.body, Source(candidate));
+  if (!decoded) {
+    v.outcome = Outcome::kUnrecognised;
+    v.reason = "unrecognised: " + decoded.error().message;
+    return v;
+  }
+  std::vector<std::string> families;
+  double series = 0;
+  bool dcgm = false;
+  for (const sources::QuerySeries& s : decoded->series) {
+    auto name = std::find_if(s.labels.begin(), s.labels.end(),
+                             [](const auto& l) { return l.first == "__name__"; });
+    if (name == s.labels.end() || !(s.value > 0)) continue;
+    families.push_back(name->second);
+    series += s.value;
+    dcgm = dcgm || sources::IsDcgmFamily(name->second);
+  }
+  if (families.empty()) {
+    v.outcome = Outcome::kUnrecognised;
+    v.reason = "unrecognised: the query API holds no dcgm-exporter or per-process GPU series";
+    return v;
+  }
+  std::sort(families.begin(), families.end());
+  v.outcome = candidate.pinned ? Outcome::kPinned : Outcome::kAccepted;
+  v.kind = dcgm ? sources::BodyKind::kDcgm : sources::BodyKind::kProcess;
+  v.reason = std::string(QueryApiFlavorName(candidate.flavor)) +
+             " query API: " + std::to_string(static_cast<uint64_t>(series)) + " series in " +
+             std::to_string(families.size()) + " families (" + families.front() +
+             (families.size() > 1 ? ", ..." : "") + ")";
+  return v;
+}
+
+QueryApiCycle QueryApiFallback::RunCycle(kube::ApiClient& client,
+                                         const kube::ClusterObjects& objects,
+                                         const std::vector<ServicePin>& pins, TimePoint now,
+                                         double now_unix, const StopSignal* stop) {
+  QueryApiCycle out;
+  out.searched = true;
+  const std::vector<QueryApiCandidate> candidates = QueryApiCandidates(objects, pins);
+  out.candidates = candidates.size();
+
+  // Forget services that are gone (or whose port changed).
+  std::set<std::string> keys;
+  for (const auto& c : candidates) keys.insert(c.Key());
+  for (auto it = entries_.begin(); it != entries_.end();)
+    it = keys.count(it->first) ? std::next(it) : entries_.erase(it);
+
+  std::set<std::string> errors_seen;
+  auto note_403 = [&](const Fetch& f) {
+    if (f.http_status == 403 && errors_seen.insert(f.error).second) out.errors.push_back(f.error);
+  };
+  auto valid = [&](const std::string& key) {
+    auto it = entries_.find(key);
+    return it != entries_.end() && it->second.expires > now ? &it->second : nullptr;
+  };
+
+  // An API chosen earlier stays chosen while its queries succeed.
+  const QueryApiCandidate* chosen = nullptr;
+  for (const auto& c : candidates)
+    if (const QueryApiEntry* e = valid(c.Key()); e && IsAccepted(e->verdict.outcome)) {
+      chosen = &c;
+      break;
+    }
+
+  std::set<std::string> probed_now;
+  if (!chosen) {
+    for (const auto& c : candidates) {
+      if (stop && stop->stopped()) break;
+      if (valid(c.Key())) continue;  // a verdict younger than the ttl: not probed again
+      if (out.probed_this_cycle >= options_.max_probes) break;
+      ++out.probed_this_cycle;
+      Fetch f = FetchPath(client, QueryApiPath(c, sources::ProbeQuery()),
+                          JsonFetch(options_.probe_timeout, options_.max_body_bytes));
+      note_403(f);
+      QueryApiEntry e{c,        JudgeQueryApiProbe(c, f), now + options_.ttl,
+                      now_unix, f.duration_seconds,       f.bytes};
+      entries_[c.Key()] = std::move(e);
+      probed_now.insert(c.Key());
+      if (IsAccepted(entries_[c.Key()].verdict.outcome)) {
+        chosen = &c;
+        break;
+      }
+    }
+  }
+
+  if (chosen && !(stop && stop->stopped())) {
+    const std::string key = chosen->Key();
+    out.chosen = key;
+    ExporterStatus st;
+    st.namespace_ = chosen->namespace_;
+    st.pod = chosen->service;
+    st.port = chosen->port_number;
+    st.kind = "prometheus";
+    Fetch f = FetchPath(client, QueryApiPath(*chosen, sources::DataQuery()),
+                        JsonFetch(options_.query_timeout, options_.max_body_bytes));
+    note_403(f);
+    st.http_status = f.http_status;
+    st.duration_seconds = f.duration_seconds;
+    st.bytes = f.bytes;
+    Result<sources::DecodedQuery> decoded =
+        f.ok ? sources::DecodeQueryResponse(f.body, Source(*chosen))
+             : Result<sources::DecodedQuery>(
+                   MakeError(ErrorCode::kUnavailable, f.error.empty() ? "no response" : f.error));
+    if (!decoded) {
+      st.reason = decoded.error().message;
+      entries_.erase(key);  // search again next cycle
+    } else {
+      const sources::PodLookup lookup = PodLookupFor(objects);
+      std::vector<sources::RepairedSeries> series;
+      series.reserve(decoded->series.size());
+      size_t unnamed = 0;
+      for (const sources::QuerySeries& s : decoded->series) {
+        if (auto r = sources::RepairSeries(s, lookup))
+          series.push_back(std::move(*r));
+        else
+          ++unnamed;
+      }
+      sources::DeduplicateReplicas(series);
+      for (sources::PromNodeReadings& n : sources::ReadPromSeries(series)) {
+        if (n.dcgm)
+          out.data.push_back({chosen->namespace_, chosen->service, n.node, sources::BodyKind::kDcgm,
+                              std::move(*n.dcgm)});
+        if (n.process)
+          out.data.push_back({chosen->namespace_, chosen->service, n.node,
+                              sources::BodyKind::kProcess, std::move(*n.process)});
+      }
+      st.up = true;
+      st.parse_errors = decoded->invalid_series + unnamed;
+      if (decoded->invalid_series > 0)
+        st.reason = std::to_string(st.parse_errors) + " unusable series, " + decoded->first_invalid;
+      else if (unnamed > 0)
+        st.reason = std::to_string(unnamed) + " series without __name__";
+      entries_[key].expires = now + options_.ttl;
+    }
+    out.exporters.push_back(std::move(st));
+  }
+
+  // Pins whose probe failed are query APIs that are down; unpinned failures are only probes.
+  for (const auto& c : candidates) {
+    if (!c.pinned || c.Key() == out.chosen) continue;
+    auto it = entries_.find(c.Key());
+    if (it == entries_.end() || it->second.verdict.outcome != Outcome::kError) continue;
+    ExporterStatus st;
+    st.namespace_ = c.namespace_;
+    st.pod = c.service;
+    st.port = c.port_number;
+    st.kind = "prometheus";
+    st.http_status = it->second.verdict.http_status;
+    st.reason = it->second.verdict.reason;
+    st.duration_seconds = it->second.duration_seconds;
+    st.bytes = it->second.bytes;
+    out.exporters.push_back(std::move(st));
+  }
+
+  for (const auto& [key, e] : entries_)
+    out.probes.push_back(
+        {AsCandidate(e.candidate), e.verdict, e.probed_unix, probed_now.count(key) > 0});
+  for (const ServicePin& pin : pins) {
+    const std::string key = ServiceKey(pin.namespace_, pin.service, pin.port);
+    std::string note;
+    if (key == out.chosen)
+      note = "queried: no exporter pod answers, so GPU series come from this query API";
+    else if (auto it = entries_.find(key); it != entries_.end())
+      note =
+          std::string(OutcomeName(it->second.verdict.outcome)) + ": " + it->second.verdict.reason;
+    else
+      note = "not probed yet (at most " + std::to_string(options_.max_probes) +
+             " query-API probes per cycle)";
+    out.pin_notes[pin.text] = note;
+  }
+  return out;
+}
+
+}  // namespace gpuattr::discovery

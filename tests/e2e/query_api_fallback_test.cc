@@ -1,0 +1,177 @@
+// The query-API fallback through the real session against the fake apiserver: the scenario
+// prom-a100-mixed (attr-a100-mixed seen only through kube-prometheus-stack / Thanos, relabelled,
+// two HA replicas, no exporter pod answering) must attribute exactly like attr-a100-mixed read
+// directly from its dcgm-exporter.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include "gpuattr/discovery/session.h"
+#include "gpuattr/kube/http_transport.h"
+#include "gpuattr/kube/kubeconfig.h"
+#include "support/fake_apiserver.h"
+#include "support/paths.h"
+
+namespace gpuattr::discovery {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::seconds;
+using testing::FakeApiServer;
+
+struct Harness {
+  std::unique_ptr<FakeApiServer> server;
+  fs::path dir;
+  FakeClock clock;
+  std::unique_ptr<KubeClusterSession> session;
+
+  ::testing::AssertionResult Start(const std::string& scenario, KubeSessionOptions options = {}) {
+    auto sc = testing::LoadScenario(testing::FixturePath("scenarios/" + scenario));
+    if (!sc.ok()) return ::testing::AssertionFailure() << sc.error().message;
+    server = std::make_unique<FakeApiServer>(std::move(*sc));
+    if (Status s = server->Start(); !s.ok()) return ::testing::AssertionFailure() << s.message();
+    dir = fs::temp_directory_path() /
+          ("gpuattr-fallback-" + scenario + "-" + std::to_string(server->port()));
+    fs::create_directories(dir);
+    const fs::path kubeconfig = dir / "kubeconfig";
+    if (Status s = server->WriteKubeconfig(kubeconfig); !s.ok())
+      return ::testing::AssertionFailure() << s.message();
+    kube::KubeconfigSource src;
+    src.explicit_path = kubeconfig.string();
+    auto conns = kube::LoadConnections(src, {});
+    if (!conns.ok()) return ::testing::AssertionFailure() << conns.error().message;
+    auto transport = kube::MakeTransport(conns->front());
+    if (!transport.ok()) return ::testing::AssertionFailure() << transport.error().message;
+    options.clock = &clock;
+    options.api.clock = &clock;
+    options.sync_timeout = seconds(20);
+    options.cache.services = true;  // the fallback searches Services
+    session = std::make_unique<KubeClusterSession>(
+        "fake", std::shared_ptr<kube::Transport>(std::move(*transport)), std::move(options));
+    return ::testing::AssertionSuccess();
+  }
+
+  ~Harness() {
+    session.reset();
+    if (server) server->Stop();
+    std::error_code ec;
+    if (!dir.empty()) fs::remove_all(dir, ec);
+  }
+
+  size_t ProxyGets(const std::string& prefix = "/api/v1/namespaces/") const {
+    return server->CountRequests("proxy", prefix);
+  }
+};
+
+std::string Num(const std::optional<double>& v) {
+  if (!v) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", *v);
+  return buf;
+}
+
+// Everything the acceptance compares: devices, pods, namespace totals (power, memory), node power.
+std::string Summary(const attribution::Attribution& a) {
+  std::ostringstream s;
+  for (const auto& d : a.devices)
+    s << "device " << attribution::DeviceIdText(d.id) << " uuid=" << d.uuid
+      << " profile=" << d.mig_profile << " power=" << Num(d.power_watts)
+      << " mem=" << Num(d.memory_used_bytes) << " total=" << Num(d.memory_total_bytes)
+      << " util=" << Num(d.utilization) << " pods=" << (d.pods ? std::to_string(*d.pods) : "-")
+      << "\n";
+  for (const auto& c : a.cards)
+    s << "card " << c.node << "/" << c.gpu << " power=" << Num(c.power_watts) << "\n";
+  for (const auto& p : a.pods)
+    s << "pod " << p.id.namespace_ << "/" << p.id.name << " node=" << p.node
+      << " power=" << Num(p.power_watts) << " mem=" << Num(p.memory_used_bytes)
+      << " devices=" << p.devices << " util=" << Num(p.utilization) << "\n";
+  for (const auto& n : a.namespaces)
+    s << "namespace " << n.name << " power=" << Num(n.power_watts)
+      << " mem=" << Num(n.memory_used_bytes) << " gpu_eq=" << Num(n.gpu_equivalents) << "\n";
+  for (const auto& n : a.nodes)
+    s << "node " << n.node << " power=" << Num(n.power_watts)
+      << " unattributed=" << Num(n.unattributed_power_watts) << "\n";
+  return s.str();
+}
+
+std::string DirectSummary() {
+  Harness h;
+  if (!h.Start("attr-a100-mixed")) return "direct scenario did not start";
+  app::CycleResult r = h.session->RunCycle();
+  if (!r.attribution) return "direct scenario: no attribution";
+  return Summary(*r.attribution);
+}
+
+const ExporterStatus* FindExporter(const DiscoveryReport& r, const std::string& pod) {
+  for (const auto& e : r.exporters)
+    if (e.pod == pod) return &e;
+  return nullptr;
+}
+
+TEST(QueryApiFallbackE2E, KubePrometheusStackGivesTheSameAttributionAsTheDirectScrape) {
+  const std::string direct = DirectSummary();
+  ASSERT_NE(direct.find("namespace team-a"), std::string::npos) << direct;
+
+  Harness h;
+  ASSERT_TRUE(h.Start("prom-a100-mixed"));
+  app::CycleResult r = h.session->RunCycle();
+  ASSERT_TRUE(r.up);
+  ASSERT_TRUE(r.attribution);
+  EXPECT_EQ(Summary(*r.attribution), direct);
+
+  // The exporter pod was probed (503), then one probe and one query on Thanos, nothing else.
+  EXPECT_EQ(h.ProxyGets("/api/v1/namespaces/gpu-operator/pods/"), 1u);
+  EXPECT_EQ(h.ProxyGets("/api/v1/namespaces/monitoring/services/thanos-query:10902/"), 2u);
+  EXPECT_EQ(h.ProxyGets(), 3u);
+
+  auto cycle = h.session->LastCycle();
+  ASSERT_TRUE(cycle);
+  const ExporterStatus* api = FindExporter(cycle->report, "thanos-query");
+  ASSERT_NE(api, nullptr);
+  EXPECT_EQ(api->kind, "prometheus");
+  EXPECT_EQ(api->namespace_, "monitoring");
+  EXPECT_TRUE(api->up);
+  EXPECT_EQ(api->parse_errors, 0u);
+  ASSERT_EQ(cycle->input.exporters.size(), 1u);
+  EXPECT_EQ(cycle->input.exporters[0].node, "dgx-a100-1");  // from the node label
+  const auto& dcgm = std::get<sources::DcgmReadings>(cycle->input.exporters[0].readings);
+  EXPECT_EQ(dcgm.records.size(), 48u);
+  EXPECT_EQ(dcgm.stats.duplicate_samples, 0u);  // the HA replicas were merged before reading
+  EXPECT_TRUE(cycle->report.nothing_found.empty());
+
+  // Steady state: one query per cycle, no probe within the 60 s cache.
+  h.clock.Advance(seconds(20));
+  app::CycleResult r2 = h.session->RunCycle();
+  ASSERT_TRUE(r2.attribution);
+  EXPECT_EQ(Summary(*r2.attribution), direct);
+  EXPECT_EQ(h.ProxyGets("/api/v1/namespaces/monitoring/services/thanos-query:10902/"), 3u);
+  EXPECT_EQ(h.ProxyGets("/api/v1/namespaces/gpu-operator/pods/"), 1u);
+  EXPECT_EQ(h.ProxyGets(), 4u);
+}
+
+TEST(QueryApiFallbackE2E, APinnedServiceIsUsedAndItsNodeComesFromTheExporterPod) {
+  const std::string direct = DirectSummary();
+  KubeSessionOptions options;
+  options.discovery.pins = *ParsePins({"monitoring/svc/kube-prometheus-stack-prometheus:http-web"});
+  Harness h;
+  ASSERT_TRUE(h.Start("prom-a100-mixed", options));
+  app::CycleResult r = h.session->RunCycle();
+  ASSERT_TRUE(r.attribution);
+  EXPECT_EQ(Summary(*r.attribution), direct);
+  EXPECT_EQ(h.ProxyGets("/api/v1/namespaces/monitoring/services/"
+                        "kube-prometheus-stack-prometheus:http-web/"),
+            2u);
+  EXPECT_EQ(h.ProxyGets("/api/v1/namespaces/monitoring/services/thanos-query"), 0u);
+  auto cycle = h.session->LastCycle();
+  ASSERT_EQ(cycle->input.exporters.size(), 1u);
+  EXPECT_EQ(cycle->input.exporters[0].node, "dgx-a100-1");  // no node label: the exporter pod's
+  ASSERT_EQ(cycle->report.pins.size(), 1u);
+  EXPECT_NE(cycle->report.pins[0].note.find("queried"), std::string::npos)
+      << cycle->report.pins[0].note;
+}
+
+}  // namespace
+}  // namespace gpuattr::discovery
