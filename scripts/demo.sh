@@ -60,7 +60,8 @@ if [ ! -s "$tmp/kubeconfig" ]; then
   exit 1
 fi
 
-"$build/gpuattr" --kubeconfig "$tmp/kubeconfig" --context demo \
+# The demo's energy counters and idle runs stay in its temporary folder, not in your real state file.
+"$build/gpuattr" --kubeconfig "$tmp/kubeconfig" --context demo --state.file "$tmp/state.json" \
   --web.listen-address 127.0.0.1:9787 "${gpuattr_args[@]}" &
 pids+=($!)
 

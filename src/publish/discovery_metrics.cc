@@ -11,8 +11,8 @@ using prometheus::MetricType;
 
 constexpr FamilySpec kExporterUp{
     "gpuattr_exporter_up", MetricType::Gauge,
-    "1 when the latest scrape of this exporter through the pod proxy "
-    "succeeded, 0 when it failed (kind=\"unknown\" until classified)."};
+    "1 when the latest scrape of this exporter (pod proxy, or a query API for "
+    "kind=\"prometheus\") succeeded, 0 when it failed (kind=\"unknown\" until classified)."};
 constexpr FamilySpec kScrapeDuration{"gpuattr_exporter_scrape_duration_seconds", MetricType::Gauge,
                                      "Duration of the latest scrape of this exporter, in seconds."};
 constexpr FamilySpec kScrapeBytes{"gpuattr_exporter_scrape_bytes", MetricType::Gauge,

@@ -163,7 +163,9 @@ class DashboardsAgainstPrometheus : public ::testing::Test {
       gpuattr = std::make_unique<Child>(
           std::vector<std::string>{GPUATTR_BINARY_DIR "/gpuattr", "--kubeconfig",
                                    (dir / "kubeconfig").string(), "--context", kCluster,
-                                   "--web.listen-address", "127.0.0.1:0", "--interval", "1s"},
+                                   "--web.listen-address", "127.0.0.1:0", "--interval", "1s",
+                                   // never the user's real state file
+                                   "--state.file", (dir / "state.json").string()},
           dir / "gpuattr.log");
       if (!gpuattr->started()) return Fail("cannot start gpuattr");
       const std::regex serving("msg=serving address=127\\.0\\.0\\.1:([0-9]+)");
@@ -211,9 +213,13 @@ class DashboardsAgainstPrometheus : public ::testing::Test {
       if (prometheus_port == 0)
         return Fail("prometheus did not become ready:\n" + prometheus->Log());
 
-      // Wait (≤ 60 s) until a few scrapes are stored: rate() over a window needs two samples.
+      // Wait (≤ 60 s) until a few scrapes are stored (rate() over a window needs two samples)
+      // and gpuattr has finished a few cycles (its rates need two; a loaded machine may serve
+      // one cycle to several scrapes).
       for (int i = 0; i < 600; ++i) {
-        auto r = Query("count_over_time(gpuattr_last_cycle_timestamp_seconds[1m]) >= 4");
+        auto r = Query(
+            "count_over_time(gpuattr_last_cycle_timestamp_seconds[1m]) >= 4 and "
+            "changes(gpuattr_last_cycle_timestamp_seconds[1m]) >= 3");
         if (r.ok && !r.data["result"].empty()) return;
         std::this_thread::sleep_for(100ms);
       }
