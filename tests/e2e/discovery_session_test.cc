@@ -16,6 +16,7 @@
 #include "gpuattr/publish/discovery_metrics.h"
 #include "support/fake_apiserver.h"
 #include "support/paths.h"
+#include "support/session_harness.h"
 
 namespace gpuattr::discovery {
 namespace {
@@ -27,49 +28,12 @@ using testing::FakeApiServer;
 
 constexpr char kProxyPrefix[] = "/api/v1/namespaces/";
 
-struct Harness {
-  std::unique_ptr<FakeApiServer> server;
-  fs::path dir;
-  FakeClock clock;
-  std::unique_ptr<KubeClusterSession> session;
-
-  // Starts the fake apiserver on a scenario and a session for it; false (with a message) on error.
+// Pods and nodes only: these tests count every request, and the fallback's Services watch would add
+// some.
+struct Harness : testing::SessionHarness {
   ::testing::AssertionResult Start(const std::string& scenario, KubeSessionOptions options = {}) {
-    auto sc = testing::LoadScenario(testing::FixturePath("scenarios/" + scenario));
-    if (!sc.ok()) return ::testing::AssertionFailure() << sc.error().message;
-    server = std::make_unique<FakeApiServer>(std::move(*sc));
-    if (Status s = server->Start(); !s.ok()) return ::testing::AssertionFailure() << s.message();
-    dir = fs::temp_directory_path() /
-          ("gpuattr-disc-" + scenario + "-" + std::to_string(server->port()));
-    fs::create_directories(dir);
-    const fs::path kubeconfig = dir / "kubeconfig";
-    if (Status s = server->WriteKubeconfig(kubeconfig); !s.ok())
-      return ::testing::AssertionFailure() << s.message();
-    kube::KubeconfigSource src;
-    src.explicit_path = kubeconfig.string();
-    auto conns = kube::LoadConnections(src, {});
-    if (!conns.ok()) return ::testing::AssertionFailure() << conns.error().message;
-    auto transport = kube::MakeTransport(conns->front());
-    if (!transport.ok()) return ::testing::AssertionFailure() << transport.error().message;
-    options.clock = &clock;
-    options.api.clock = &clock;
-    options.sync_timeout = seconds(20);
     options.cache.services = false;
-    session = std::make_unique<KubeClusterSession>(
-        "fake", std::shared_ptr<kube::Transport>(std::move(*transport)), std::move(options));
-    return ::testing::AssertionSuccess();
-  }
-
-  ~Harness() {
-    session.reset();
-    if (server) server->Stop();
-    std::error_code ec;
-    if (!dir.empty()) fs::remove_all(dir, ec);
-  }
-
-  std::shared_ptr<const SessionCycle> Cycle() {
-    session->RunCycle();
-    return session->LastCycle();
+    return SessionHarness::Start(scenario, std::move(options));
   }
 
   std::set<std::string> ProxyPaths() const {

@@ -15,6 +15,7 @@
 #include "gpuattr/kube/kubeconfig.h"
 #include "support/fake_apiserver.h"
 #include "support/paths.h"
+#include "support/session_harness.h"
 
 namespace gpuattr::discovery {
 namespace {
@@ -65,43 +66,13 @@ void ToV1beta1(Scenario& sc) {
   sc.dra_versions = {"v1beta1"};
 }
 
-struct Harness {
-  std::unique_ptr<FakeApiServer> server;
-  fs::path dir;
-  FakeClock clock;
-  std::unique_ptr<KubeClusterSession> session;
-
+struct Harness : testing::SessionHarness {
   // `real_api_clock`: the client (and the informers' waits) on the system clock, so that a long
   // wait (the 10-minute retry after a 403) really waits instead of returning at once.
   ::testing::AssertionResult Start(Scenario sc, bool real_api_clock = false) {
-    server = std::make_unique<FakeApiServer>(std::move(sc));
-    if (Status s = server->Start(); !s.ok()) return ::testing::AssertionFailure() << s.message();
-    dir = fs::temp_directory_path() / ("gpuattr-dra-" + std::to_string(server->port()));
-    fs::create_directories(dir);
-    const fs::path kubeconfig = dir / "kubeconfig";
-    if (Status s = server->WriteKubeconfig(kubeconfig); !s.ok())
-      return ::testing::AssertionFailure() << s.message();
-    kube::KubeconfigSource src;
-    src.explicit_path = kubeconfig.string();
-    auto conns = kube::LoadConnections(src, {});
-    if (!conns.ok()) return ::testing::AssertionFailure() << conns.error().message;
-    auto transport = kube::MakeTransport(conns->front());
-    if (!transport.ok()) return ::testing::AssertionFailure() << transport.error().message;
     KubeSessionOptions options;
-    options.clock = &clock;
-    options.api.clock = real_api_clock ? nullptr : &clock;
-    options.sync_timeout = seconds(20);
     options.cache.services = false;
-    session = std::make_unique<KubeClusterSession>(
-        "fake", std::shared_ptr<kube::Transport>(std::move(*transport)), std::move(options));
-    return ::testing::AssertionSuccess();
-  }
-
-  ~Harness() {
-    session.reset();
-    if (server) server->Stop();
-    std::error_code ec;
-    if (!dir.empty()) fs::remove_all(dir, ec);
+    return SessionHarness::Start(std::move(sc), std::move(options), real_api_clock);
   }
 
   size_t DraRequests() const { return server->CountRequests("", kDraPrefix); }

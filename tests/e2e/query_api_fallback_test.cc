@@ -14,6 +14,7 @@
 #include "gpuattr/kube/kubeconfig.h"
 #include "support/fake_apiserver.h"
 #include "support/paths.h"
+#include "support/session_harness.h"
 
 namespace gpuattr::discovery {
 namespace {
@@ -22,43 +23,11 @@ namespace fs = std::filesystem;
 using std::chrono::seconds;
 using testing::FakeApiServer;
 
-struct Harness {
-  std::unique_ptr<FakeApiServer> server;
-  fs::path dir;
-  FakeClock clock;
-  std::unique_ptr<KubeClusterSession> session;
-
+// The fallback searches Services, so the services watch is on.
+struct Harness : testing::SessionHarness {
   ::testing::AssertionResult Start(const std::string& scenario, KubeSessionOptions options = {}) {
-    auto sc = testing::LoadScenario(testing::FixturePath("scenarios/" + scenario));
-    if (!sc.ok()) return ::testing::AssertionFailure() << sc.error().message;
-    server = std::make_unique<FakeApiServer>(std::move(*sc));
-    if (Status s = server->Start(); !s.ok()) return ::testing::AssertionFailure() << s.message();
-    dir = fs::temp_directory_path() /
-          ("gpuattr-fallback-" + scenario + "-" + std::to_string(server->port()));
-    fs::create_directories(dir);
-    const fs::path kubeconfig = dir / "kubeconfig";
-    if (Status s = server->WriteKubeconfig(kubeconfig); !s.ok())
-      return ::testing::AssertionFailure() << s.message();
-    kube::KubeconfigSource src;
-    src.explicit_path = kubeconfig.string();
-    auto conns = kube::LoadConnections(src, {});
-    if (!conns.ok()) return ::testing::AssertionFailure() << conns.error().message;
-    auto transport = kube::MakeTransport(conns->front());
-    if (!transport.ok()) return ::testing::AssertionFailure() << transport.error().message;
-    options.clock = &clock;
-    options.api.clock = &clock;
-    options.sync_timeout = seconds(20);
-    options.cache.services = true;  // the fallback searches Services
-    session = std::make_unique<KubeClusterSession>(
-        "fake", std::shared_ptr<kube::Transport>(std::move(*transport)), std::move(options));
-    return ::testing::AssertionSuccess();
-  }
-
-  ~Harness() {
-    session.reset();
-    if (server) server->Stop();
-    std::error_code ec;
-    if (!dir.empty()) fs::remove_all(dir, ec);
+    options.cache.services = true;
+    return SessionHarness::Start(scenario, std::move(options));
   }
 
   size_t ProxyGets(const std::string& prefix = "/api/v1/namespaces/") const {
