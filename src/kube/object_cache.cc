@@ -360,38 +360,37 @@ std::shared_ptr<const ClusterObjects> ObjectCache::Snapshot() const {
   return snapshot_;
 }
 
+namespace {
+
+// One watched kind's status as the cache reports it.
+KindStatus ToKindStatus(const WatchStatus& w, size_t objects) {
+  KindStatus k;
+  k.resource = w.resource;
+  k.synced = w.synced;
+  k.last_error = w.last_error;
+  k.objects = objects;
+  k.lists = w.lists;
+  k.watches = w.watches;
+  k.decode_errors = w.decode_errors;
+  k.last_decode_error = w.last_decode_error;
+  k.last_sync_unix = w.last_sync_unix;
+  return k;
+}
+
+}  // namespace
+
 std::vector<KindStatus> ObjectCache::KindStatuses() const {
   std::vector<KindStatus> out;
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& inf : informers_) {
     WatchStatus w = inf->watcher->status();
-    KindStatus k;
-    k.resource = w.resource;
-    k.synced = w.synced;
-    k.last_error = w.last_error;
-    k.objects = inf->store->Size();
-    k.lists = w.lists;
-    k.watches = w.watches;
-    k.decode_errors = w.decode_errors;
-    k.last_decode_error = w.last_decode_error;
-    k.last_sync_unix = w.last_sync_unix;
-    out.push_back(std::move(k));
+    out.push_back(ToKindStatus(w, inf->store->Size()));
   }
   for (const auto& kind : dra_kinds_) {
     if (kind->state != DraState::kWatching || kind->watcher == nullptr) continue;
     WatchStatus w = kind->watcher->status();
     if (Refused(w)) continue;
-    KindStatus k;
-    k.resource = w.resource;
-    k.synced = w.synced;
-    k.last_error = w.last_error;
-    k.objects = kind->store->Size();
-    k.lists = w.lists;
-    k.watches = w.watches;
-    k.decode_errors = w.decode_errors;
-    k.last_decode_error = w.last_decode_error;
-    k.last_sync_unix = w.last_sync_unix;
-    out.push_back(std::move(k));
+    out.push_back(ToKindStatus(w, kind->store->Size()));
   }
   return out;
 }
