@@ -18,6 +18,7 @@
 #include "gpuattr/publish/families.h"
 #include "support/fake_apiserver.h"
 #include "support/paths.h"
+#include "support/promtool.h"
 
 namespace gpuattr::discovery {
 namespace {
@@ -126,16 +127,10 @@ TEST_F(InferenceSession, TwoCyclesGiveRatesSaturationAndTokensPerJoule) {
   EXPECT_THAT(text, HasSubstr("gpuattr_pod_power_watts{cluster=\"lab\",namespace=\"ml\","
                               "node=\"gpu-l40s-a\",pod=\"vllm-llama-0\"} 250\n"));
 
-  if (!fs::exists("/usr/bin/promtool")) GTEST_SKIP() << "/usr/bin/promtool is not installed";
-  const fs::path in = dir_ / "exposition.prom", out = dir_ / "lint.txt";
-  {
-    std::ofstream f(in, std::ios::binary);
-    f << text;
-  }
-  const int rc = std::system(
-      ("/usr/bin/promtool check metrics <" + in.string() + " >" + out.string() + " 2>&1").c_str());
-  EXPECT_EQ(WEXITSTATUS(rc), 0) << testing::ReadFile(out);
-  EXPECT_EQ(testing::ReadFile(out), "");
+  auto lint = gpuattr::testing::PromtoolCheckMetrics(text);
+  if (!lint.available) GTEST_SKIP() << "/usr/bin/promtool is not installed";
+  EXPECT_EQ(lint.exit_code, 0) << lint.printed;
+  EXPECT_EQ(lint.printed, "");
 }
 
 // The binary: `gpuattr --once` runs one cycle, so the inference gauges appear and no rate does

@@ -11,6 +11,7 @@
 
 #include "support/fake_apiserver.h"
 #include "support/paths.h"
+#include "support/promtool.h"
 #include "support/scenario.h"
 
 namespace gpuattr::testing {
@@ -93,13 +94,10 @@ TEST_F(OnceAgainstFakeCluster, PrintsAttributedExpositionAndExitsZero) {
   // The static control-plane pods on gpu-node-1 are never probed.
   EXPECT_EQ(server_->CountRequests("proxy", "/api/v1/namespaces/kube-system/"), 0u);
 
-  if (!fs::exists("/usr/bin/promtool")) GTEST_SKIP() << "/usr/bin/promtool is not installed";
-  const fs::path exposition = dir_ / "out.txt", lint = dir_ / "lint.txt";
-  int status = std::system(
-      ("/usr/bin/promtool check metrics <" + exposition.string() + " >" + lint.string() + " 2>&1")
-          .c_str());
-  EXPECT_EQ(WEXITSTATUS(status), 0) << ReadFile(lint);
-  EXPECT_EQ(ReadFile(lint), "");
+  auto lint = gpuattr::testing::PromtoolCheckMetrics(r.out);
+  if (!lint.available) GTEST_SKIP() << "/usr/bin/promtool is not installed";
+  EXPECT_EQ(lint.exit_code, 0) << lint.printed;
+  EXPECT_EQ(lint.printed, "");
 }
 
 TEST_F(OnceAgainstFakeCluster, RejectedTokenExitsNonZeroNamingClusterAnd401) {

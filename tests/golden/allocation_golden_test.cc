@@ -11,6 +11,7 @@
 #include "golden/attribution_harness.h"
 #include "gpuattr/allocation/allocation.h"
 #include "support/golden.h"
+#include "support/promtool.h"
 
 namespace gpuattr::testing {
 namespace {
@@ -142,23 +143,12 @@ TEST_P(AllocationGolden, MatchesExposition) {
 }
 
 TEST_P(AllocationGolden, PromtoolCheckMetricsPrintsNothing) {
-  if (!fs::exists("/usr/bin/promtool")) GTEST_SKIP() << "/usr/bin/promtool not installed";
   std::string text = RenderAllocation(Load(GetParam()).allocation);
   ASSERT_FALSE(text.empty());
-  fs::path in = fs::path(GPUATTR_BINARY_DIR) / ("promtool-in-alloc-" + GetParam() + ".prom");
-  fs::path out = fs::path(GPUATTR_BINARY_DIR) / ("promtool-out-alloc-" + GetParam() + ".txt");
-  {
-    std::ofstream f(in, std::ios::binary);
-    f << text;
-  }
-  std::string cmd =
-      "/usr/bin/promtool check metrics < '" + in.string() + "' > '" + out.string() + "' 2>&1";
-  int rc = std::system(cmd.c_str());
-  std::string printed = ReadFile(out);
-  EXPECT_EQ(rc, 0) << printed;
-  EXPECT_EQ(printed, "");
-  fs::remove(in);
-  fs::remove(out);
+  auto lint = gpuattr::testing::PromtoolCheckMetrics(text);
+  if (!lint.available) GTEST_SKIP() << "/usr/bin/promtool is not installed";
+  EXPECT_EQ(lint.exit_code, 0) << lint.printed;
+  EXPECT_EQ(lint.printed, "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Scenarios, AllocationGolden, ::testing::Values("dra", "attr-a100-mixed"),

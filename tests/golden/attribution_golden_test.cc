@@ -9,6 +9,7 @@
 
 #include "golden/attribution_harness.h"
 #include "support/golden.h"
+#include "support/promtool.h"
 
 namespace gpuattr::testing {
 namespace {
@@ -28,25 +29,14 @@ TEST_P(AttributionGolden, MatchesExposition) {
 }
 
 TEST_P(AttributionGolden, PromtoolCheckMetricsPrintsNothing) {
-  if (!fs::exists("/usr/bin/promtool")) GTEST_SKIP() << "/usr/bin/promtool not installed";
   auto c = LoadAttributionCase(GetParam());
   ASSERT_TRUE(c.ok()) << c.error().message;
   std::string text = RenderAttribution(AttributeCase(*c));
   ASSERT_FALSE(text.empty());
-  fs::path in = fs::path(GPUATTR_BINARY_DIR) / ("promtool-in-" + c->name + ".prom");
-  fs::path out = fs::path(GPUATTR_BINARY_DIR) / ("promtool-out-" + c->name + ".txt");
-  {
-    std::ofstream f(in, std::ios::binary);
-    f << text;
-  }
-  std::string cmd =
-      "/usr/bin/promtool check metrics < '" + in.string() + "' > '" + out.string() + "' 2>&1";
-  int rc = std::system(cmd.c_str());
-  std::string printed = ReadFile(out);
-  EXPECT_EQ(rc, 0) << printed;
-  EXPECT_EQ(printed, "");
-  fs::remove(in);
-  fs::remove(out);
+  auto lint = gpuattr::testing::PromtoolCheckMetrics(text);
+  if (!lint.available) GTEST_SKIP() << "/usr/bin/promtool is not installed";
+  EXPECT_EQ(lint.exit_code, 0) << lint.printed;
+  EXPECT_EQ(lint.printed, "");
 }
 
 TEST_P(AttributionGolden, EverySeriesHasClusterAndNoEmptyLabel) {

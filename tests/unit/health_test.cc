@@ -14,6 +14,7 @@
 #include "gpuattr/publish/health.h"
 #include "gpuattr/publish/status_page.h"
 #include "support/paths.h"
+#include "support/promtool.h"
 
 namespace gpuattr::health {
 namespace {
@@ -505,20 +506,10 @@ TEST(HealthAttribution, RealXidCaptureGivesCriticalAndWarningDevices) {
   // The published text passes promtool (labels with free text included).
   std::string text = RenderAttribution(a);
   EXPECT_NE(text.find("gpuattr_device_health_issue{"), std::string::npos);
-  if (!fs::exists("/usr/bin/promtool")) return;
-  fs::path in = fs::path(GPUATTR_BINARY_DIR) / "promtool-in-health-real.prom";
-  fs::path out = fs::path(GPUATTR_BINARY_DIR) / "promtool-out-health-real.txt";
-  {
-    std::ofstream f(in, std::ios::binary);
-    f << text;
-  }
-  std::string cmd =
-      "/usr/bin/promtool check metrics < '" + in.string() + "' > '" + out.string() + "' 2>&1";
-  int rc = std::system(cmd.c_str());
-  EXPECT_EQ(rc, 0) << ReadFile(out);
-  EXPECT_EQ(ReadFile(out), "");
-  fs::remove(in);
-  fs::remove(out);
+  auto lint = gpuattr::testing::PromtoolCheckMetrics(text);
+  if (!lint.available) return;  // the health checks above still count
+  EXPECT_EQ(lint.exit_code, 0) << lint.printed;
+  EXPECT_EQ(lint.printed, "");
 }
 
 TEST(HealthStatusPage, ListsProblemDevicesWithTheirIssueText) {

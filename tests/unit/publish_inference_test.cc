@@ -11,6 +11,7 @@
 #include <set>
 
 #include "support/paths.h"
+#include "support/promtool.h"
 
 namespace gpuattr::publish {
 namespace {
@@ -127,21 +128,10 @@ TEST(PublishInference, NoViewNoSeries) {
 }
 
 TEST(PublishInference, PromtoolCheckMetricsPrintsNothing) {
-  if (!fs::exists("/usr/bin/promtool")) GTEST_SKIP() << "/usr/bin/promtool not installed";
-  const fs::path in = fs::path(GPUATTR_BINARY_DIR) / "promtool-in-inference.prom";
-  const fs::path out = fs::path(GPUATTR_BINARY_DIR) / "promtool-out-inference.txt";
-  {
-    std::ofstream f(in, std::ios::binary);
-    f << RenderText(WithView());
-  }
-  const std::string cmd =
-      "/usr/bin/promtool check metrics < '" + in.string() + "' > '" + out.string() + "' 2>&1";
-  const int rc = std::system(cmd.c_str());
-  const std::string printed = gpuattr::testing::ReadFile(out);
-  EXPECT_EQ(rc, 0) << printed;
-  EXPECT_EQ(printed, "");
-  fs::remove(in);
-  fs::remove(out);
+  auto lint = gpuattr::testing::PromtoolCheckMetrics(RenderText(WithView()));
+  if (!lint.available) GTEST_SKIP() << "/usr/bin/promtool is not installed";
+  EXPECT_EQ(lint.exit_code, 0) << lint.printed;
+  EXPECT_EQ(lint.printed, "");
 }
 
 }  // namespace
