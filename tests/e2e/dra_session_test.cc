@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "gpuattr/allocation/types.h"
 #include "gpuattr/attribution/types.h"
 #include "gpuattr/discovery/session.h"
 #include "gpuattr/kube/http_transport.h"
@@ -181,6 +182,20 @@ TEST(DraSession, ClaimsNameTheCandidatePodsOfDevicesWithoutPodLabels) {
                 HasSubstr("holds a DRA GPU device (claim ml/llm-dra-0-gpu-7kq2x)"));
   }
   EXPECT_TRUE(llm_probed);
+
+  // Issue 8's acceptance through the decoder, the cache and the allocation stage together: the
+  // node's 4 DRA devices, 2 of them held, and the 8-GPU claim hinted.
+  ASSERT_NE(r.allocation, nullptr);
+  const allocation::Allocation& alloc = *r.allocation;
+  ASSERT_EQ(alloc.nodes.size(), 1u);
+  EXPECT_EQ(alloc.nodes[0].node, "dgx-a");
+  EXPECT_EQ(alloc.nodes[0].capacity, 4);
+  EXPECT_EQ(alloc.nodes[0].requested, 2);
+  ASSERT_EQ(alloc.pending.size(), 1u);
+  EXPECT_EQ(alloc.pending[0].pod, (attribution::PodId{"ml", "big-train"}));
+  EXPECT_EQ(alloc.pending[0].hint.code, "dra_exceeds_node_max");
+  EXPECT_EQ(alloc.pending[0].hint.message,
+            "Needs 8 gpu on one node (claim eight-gpus); the most any node offers is 2.");
 
   // Steady state: the watches carry on, no further LIST of anything.
   const size_t lists = h.server->CountRequests("list");
