@@ -6,7 +6,8 @@
 #   scripts/fuzz.sh long SECONDS TARGET   one target (e.g. expo_parser_fuzz) for SECONDS, keeping its
 #                                         corpus in $GPUATTR_FUZZ_WORK/TARGET (default /tmp/gpuattr-fuzz)
 #
-# Corpora are seeded from fixtures/exporters/*.prom and ../shared/fixtures-real/*.prom (when present),
+# Corpora are seeded from fixtures/exporters/*.prom, ../shared/fixtures-real/*.prom (when present)
+# and tests/fuzz/seeds/TARGET/ (JSON seeds for the query-API and state-file targets),
 # copied into a scratch directory: nothing is written into the repository. Crash inputs are kept
 # in the scratch directory and named in the output; the exit code is non-zero on any crash.
 set -euo pipefail
@@ -20,10 +21,11 @@ usage() {
   exit 2
 }
 
-seed() {  # seed DIR: copy the exposition samples into a corpus directory
-  local dir=$1 f
+seed() {  # seed DIR TARGET: copy the exposition samples and the target's own seeds into a corpus
+  local dir=$1 name=$2 f
   mkdir -p "$dir"
-  for f in "$root"/fixtures/exporters/*.prom "$root"/../shared/fixtures-real/*.prom; do
+  for f in "$root"/fixtures/exporters/*.prom "$root"/../shared/fixtures-real/*.prom \
+    "$root"/tests/fuzz/seeds/"$name"/*; do
     [ -f "$f" ] && cp "$f" "$dir/seed-$(basename "$f")"
   done
   return 0
@@ -65,7 +67,7 @@ case "$mode" in
     for t in "${targets[@]}"; do
       [ -x "$t" ] || continue
       name=$(basename "$t")
-      seed "$scratch/$name/corpus"
+      seed "$scratch/$name/corpus" "$name"
       run "$t" "$seconds" "$scratch/$name/corpus" "$scratch/$name" || failed=1
     done
     if [ "$failed" -eq 0 ]; then
@@ -82,7 +84,7 @@ case "$mode" in
     target="$build/tests/$name"
     [ -x "$target" ] || { echo "no fuzz target $target" >&2; exit 1; }
     work=${GPUATTR_FUZZ_WORK:-/tmp/gpuattr-fuzz}/$name
-    seed "$work/corpus"
+    seed "$work/corpus" "$name"
     run "$target" "$seconds" "$work/corpus" "$work"
     ;;
   *)

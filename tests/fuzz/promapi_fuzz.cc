@@ -1,0 +1,51 @@
+// libFuzzer target for the query-API path: decodes an instant-query answer, repairs and
+// de-duplicates its series and reads them as dcgm/process readings, as the fallback does.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+
+#include "gpuattr/sources/promapi.h"
+
+namespace {
+
+void Check(bool ok, const char* what) {
+  if (!ok) {
+    std::fprintf(stderr, "invariant violated: %s\n", what);
+    std::abort();
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace gpuattr::sources;
+  const std::string_view body(reinterpret_cast<const char*>(data), size);
+  auto decoded = DecodeQueryResponse(body, "query API fuzz/prometheus:9090");
+  if (!decoded.ok()) {
+    Check(decoded.error().message.find("fuzz/prometheus:9090") != std::string::npos,
+          "a decode error names the service");
+    return 0;
+  }
+  PodLookup lookup;
+  lookup.is_exporter = [](std::string_view, std::string_view pod) {
+    return pod.find("exporter") != std::string_view::npos;
+  };
+  lookup.node_of = [](std::string_view, std::string_view pod) {
+    return pod.size() % 2 ? std::string("node-a") : std::string();
+  };
+  std::vector<RepairedSeries> repaired;
+  for (const QuerySeries& s : decoded->series)
+    if (auto r = RepairSeries(s, lookup)) {
+      for (const auto& [name, value] : r->labels)
+        Check(!IsDroppedTargetLabel(name), "a dropped label survives repair");
+      repaired.push_back(std::move(*r));
+    }
+  const size_t before = repaired.size();
+  const size_t dropped = DeduplicateReplicas(repaired);
+  Check(dropped + repaired.size() == before, "de-duplication accounts for every series");
+  auto nodes = ReadPromSeries(repaired);
+  for (size_t i = 1; i < nodes.size(); ++i)
+    Check(nodes[i - 1].node < nodes[i].node, "readings sorted by node, one per node");
+  return 0;
+}
