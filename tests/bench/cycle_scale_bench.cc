@@ -1,0 +1,231 @@
+// DESIGN section 9, scale: a synthetic 1,000-node cluster (8 GPUs per node, half of the nodes
+// MIG-partitioned, ~16,000 GPU pods) through the pure stages of one cycle: parse and read every
+// node's dcgm-exporter body, attribute, build the scheduler view, render /metrics. The HTTP side
+// (proxy GETs through the apiserver) is not included: this measures gpuattr's own work per cycle.
+//
+//   build/tests/cycle_scale_bench --benchmark_counters_tabular=true
+//
+// Reported: time per stage and for the whole pipeline, bytes parsed, series rendered, peak RSS.
+#include <benchmark/benchmark.h>
+#include <sys/resource.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpuattr/allocation/allocation.h"
+#include "gpuattr/allocation/types.h"
+#include "gpuattr/attribution/attribution.h"
+#include "gpuattr/expo/parser.h"
+#include "gpuattr/kube/objects.h"
+#include "gpuattr/publish/families.h"
+#include "gpuattr/publish/snapshot.h"
+#include "gpuattr/sources/dcgm.h"
+
+namespace {
+
+using namespace gpuattr;
+
+constexpr int kNodes = 1000;
+constexpr int kGpusPerNode = 8;
+// MIG nodes split every card into one 3g.40gb and two 2g.20gb slices: 24 pods per node.
+struct Slice {
+  const char* profile;
+  const char* instance;
+};
+constexpr Slice kSlices[] = {{"3g.40gb", "1"}, {"2g.20gb", "5"}, {"2g.20gb", "6"}};
+
+bool IsMigNode(int n) { return n % 2 == 1; }
+std::string NodeName(int n) { return "gpu-node-" + std::to_string(n); }
+
+struct Cluster {
+  std::vector<std::string> bodies;  // one dcgm-exporter body per node
+  kube::ClusterObjects objects;
+  size_t bytes = 0;
+};
+
+// One device's dcgm lines (power and temperature on every line of the card, as dcgm repeats them).
+void AppendDevice(std::string& out, int n, int g, const Slice* slice, const std::string& ns,
+                  const std::string& pod, int seed) {
+  std::string labels = "gpu=\"" + std::to_string(g) + "\",UUID=\"GPU-" + std::to_string(n) + "-" +
+                       std::to_string(g) + "\",pci_bus_id=\"00000000:" + std::to_string(10 + g) +
+                       ":00.0\",device=\"nvidia" + std::to_string(g) +
+                       "\",modelName=\"NVIDIA A100-SXM4-80GB\",Hostname=\"" + NodeName(n) + "\"";
+  if (slice)
+    labels += std::string(",GPU_I_PROFILE=\"") + slice->profile + "\",GPU_I_ID=\"" +
+              slice->instance + "\"";
+  labels += ",container=\"main\",namespace=\"" + ns + "\",pod=\"" + pod + "\"";
+  const int util = (seed * 37) % 100;
+  out += "DCGM_FI_PROF_GR_ENGINE_ACTIVE{" + labels + "} 0." + std::to_string(util) + "\n";
+  if (!slice) out += "DCGM_FI_DEV_GPU_UTIL{" + labels + "} " + std::to_string(util) + "\n";
+  out += "DCGM_FI_DEV_FB_USED{" + labels + "} " + std::to_string(1000 + seed % 30000) + "\n";
+  out += "DCGM_FI_DEV_FB_FREE{" + labels + "} " + std::to_string(40000 - seed % 30000) + "\n";
+  out += "DCGM_FI_DEV_POWER_USAGE{" + labels + "} " + std::to_string(90 + seed % 300) + ".5\n";
+  out += "DCGM_FI_DEV_GPU_TEMP{" + labels + "} " + std::to_string(40 + seed % 40) + "\n";
+}
+
+kube::Pod GpuPod(std::string ns, std::string name, std::string node, std::string resource) {
+  kube::Pod p;
+  p.namespace_ = std::move(ns);
+  p.name = std::move(name);
+  p.node_name = std::move(node);
+  p.phase = "Running";
+  p.all_containers_ready = true;
+  kube::Container c;
+  c.name = "main";
+  c.image = "registry.example/trainer:1";
+  c.limits[resource] = 1;
+  c.requests[resource] = 1;
+  p.containers.push_back(std::move(c));
+  return p;
+}
+
+const Cluster& Synthetic() {
+  static const Cluster* cluster = [] {
+    auto* c = new Cluster;
+    int seed = 0;
+    for (int n = 0; n < kNodes; ++n) {
+      kube::Node node;
+      node.name = NodeName(n);
+      std::string body =
+          "# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).\n"
+          "# TYPE DCGM_FI_DEV_POWER_USAGE gauge\n";
+      for (int g = 0; g < kGpusPerNode; ++g) {
+        if (!IsMigNode(n)) {
+          const std::string ns = "team-" + std::to_string(seed % 40);
+          const std::string pod = "train-" + std::to_string(seed);
+          AppendDevice(body, n, g, nullptr, ns, pod, seed);
+          c->objects.pods.emplace(ns + "/" + pod, GpuPod(ns, pod, node.name, "nvidia.com/gpu"));
+          ++seed;
+          continue;
+        }
+        for (const Slice& s : kSlices) {
+          const std::string ns = "team-" + std::to_string(seed % 40);
+          const std::string pod = "nb-" + std::to_string(seed);
+          AppendDevice(body, n, g, &s, ns, pod, seed);
+          c->objects.pods.emplace(
+              ns + "/" + pod,
+              GpuPod(ns, pod, node.name, std::string("nvidia.com/mig-") + s.profile));
+          ++seed;
+        }
+      }
+      if (IsMigNode(n)) {
+        node.capacity = node.allocatable = {{"nvidia.com/mig-3g.40gb", kGpusPerNode},
+                                            {"nvidia.com/mig-2g.20gb", 2 * kGpusPerNode}};
+      } else {
+        node.capacity = node.allocatable = {{"nvidia.com/gpu", kGpusPerNode}};
+      }
+      c->objects.nodes.emplace(node.name, node);
+      kube::Pod exporter;
+      exporter.namespace_ = "gpu-operator";
+      exporter.name = "nvidia-dcgm-exporter-" + std::to_string(n);
+      exporter.node_name = node.name;
+      exporter.phase = "Running";
+      c->objects.pods.emplace(exporter.Key(), exporter);
+      c->bytes += body.size();
+      c->bodies.push_back(std::move(body));
+    }
+    return c;
+  }();
+  return *cluster;
+}
+
+std::vector<attribution::ExporterReadings> ParseAndRead(const Cluster& c) {
+  std::vector<attribution::ExporterReadings> out;
+  out.reserve(c.bodies.size());
+  expo::Exposition e;
+  for (size_t n = 0; n < c.bodies.size(); ++n) {
+    e = expo::Exposition{};
+    (void)expo::Parse(c.bodies[n], e);
+    out.push_back({"gpu-operator", "nvidia-dcgm-exporter-" + std::to_string(n),
+                   NodeName(static_cast<int>(n)), sources::ReadDcgm(e)});
+  }
+  return out;
+}
+
+double PeakRssMiB() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+void Counters(benchmark::State& state) {
+  const Cluster& c = Synthetic();
+  state.counters["nodes"] = kNodes;
+  state.counters["pods"] = static_cast<double>(c.objects.pods.size() - kNodes);
+  state.counters["peak_rss_MiB"] = PeakRssMiB();
+}
+
+void BM_ParseAndRead(benchmark::State& state) {
+  const Cluster& c = Synthetic();
+  for (auto _ : state) benchmark::DoNotOptimize(ParseAndRead(c));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * c.bytes));
+  Counters(state);
+}
+
+void BM_Attribute(benchmark::State& state) {
+  const Cluster& c = Synthetic();
+  const auto readings = ParseAndRead(c);
+  for (auto _ : state) {
+    attribution::AttributionInput in{"scale", c.objects, readings, {}};
+    benchmark::DoNotOptimize(attribution::Attribute(in));
+  }
+  Counters(state);
+}
+
+void BM_Allocate(benchmark::State& state) {
+  const Cluster& c = Synthetic();
+  const attribution::Attribution a =
+      attribution::Attribute({"scale", c.objects, ParseAndRead(c), {}});
+  for (auto _ : state)
+    benchmark::DoNotOptimize(allocation::Allocate({"scale", c.objects, a, 1764460800}));
+  Counters(state);
+}
+
+publish::Snapshot MakeSnapshot(const Cluster& c, std::vector<attribution::ExporterReadings> r) {
+  auto a = std::make_shared<attribution::Attribution>(
+      attribution::Attribute({"scale", c.objects, std::move(r), {}}));
+  auto alloc = std::make_shared<allocation::Allocation>(
+      allocation::Allocate({"scale", c.objects, *a, 1764460800}));
+  publish::Snapshot s;
+  s.complete = true;
+  publish::ClusterSnapshot cs;
+  cs.cluster = "scale";
+  cs.up = true;
+  cs.attribution = a;
+  cs.allocation = alloc;
+  s.clusters.push_back(std::move(cs));
+  return s;
+}
+
+void BM_RenderMetrics(benchmark::State& state) {
+  const Cluster& c = Synthetic();
+  const publish::Snapshot s = MakeSnapshot(c, ParseAndRead(c));
+  size_t bytes = 0;
+  for (auto _ : state) {
+    std::string text = publish::RenderText(s);
+    bytes = text.size();
+    benchmark::DoNotOptimize(text);
+  }
+  state.counters["metrics_MB"] = static_cast<double>(bytes) / 1e6;
+  Counters(state);
+}
+
+void BM_FullCycleStages(benchmark::State& state) {
+  const Cluster& c = Synthetic();
+  for (auto _ : state) {
+    publish::Snapshot s = MakeSnapshot(c, ParseAndRead(c));
+    benchmark::DoNotOptimize(publish::RenderText(s));
+  }
+  Counters(state);
+}
+
+BENCHMARK(BM_ParseAndRead)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Attribute)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Allocate)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RenderMetrics)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FullCycleStages)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
