@@ -1215,7 +1215,8 @@ struct FakeApiServer::Impl {
         return;
       }
       auto& e = it->second;
-      body = e.bodies[std::min(e.served, e.bodies.size() - 1)];
+      body = scenario.loop_body_sequences ? e.bodies[e.served % e.bodies.size()]
+                                          : e.bodies[std::min(e.served, e.bodies.size() - 1)];
       ++e.served;
     }
     SendBody(c, 200, std::move(body), "text/plain; version=0.0.4; charset=utf-8");

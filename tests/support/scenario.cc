@@ -442,7 +442,9 @@ Status LoadCluster(const fs::path& path, Scenario& sc, bool& dra_given) {
     if (doc.IsNull()) continue;
     std::string where = At(path.string(), doc.Mark());
     if (!doc.IsMap()) return Invalid(where + ": cluster.yaml must be a mapping");
-    if (auto st = CheckKeys(doc, {"server_version", "dra_versions"}, path.string()); !st)
+    if (auto st =
+            CheckKeys(doc, {"server_version", "dra_versions", "body_sequences"}, path.string());
+        !st)
       return st.error();
     if (doc["server_version"]) {
       sc.git_version = doc["server_version"].Scalar();
@@ -450,6 +452,13 @@ Status LoadCluster(const fs::path& path, Scenario& sc, bool& dra_given) {
       if (!std::regex_match(sc.git_version, kVersion))
         return Invalid(At(path.string(), doc["server_version"].Mark()) +
                        ": `server_version` must look like v1.30.4");
+    }
+    if (const YAML::Node v = doc["body_sequences"]) {
+      const std::string mode = v.Scalar();
+      if (mode != "repeat_last" && mode != "loop")
+        return Invalid(At(path.string(), v.Mark()) +
+                       ": `body_sequences` must be repeat_last or loop");
+      sc.loop_body_sequences = mode == "loop";
     }
     if (const YAML::Node v = doc["dra_versions"]) {
       if (!v.IsSequence() && !v.IsNull())

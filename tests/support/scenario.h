@@ -67,6 +67,9 @@ struct Scenario {
   std::string git_version = "v1.30.4";  // /version; minor is derived from it
   // resource.k8s.io versions served, preferred first (e.g. {"v1", "v1beta1"}); empty: no DRA group.
   std::vector<std::string> dra_versions;
+  // cluster.yaml `body_sequences: loop`: exporter body sequences start over after the last body
+  // (a demo that stays live); default `repeat_last`: the last body repeats.
+  bool loop_body_sequences = false;
 
   // Objects in apiserver JSON (kind and apiVersion included), in file order.
   std::vector<nlohmann::json> objects;

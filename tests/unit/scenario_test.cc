@@ -298,6 +298,25 @@ TEST(ScenarioTest, DraFolderAndVersions) {
   EXPECT_THAT(bad.error().message, HasSubstr("cluster.yaml:1"));
 }
 
+TEST(ScenarioTest, BodySequencesRepeatTheLastOrLoop) {
+  TempScenario t;
+  t.Write("nodes.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: gpu-a}\n");
+  auto plain = LoadScenario(t.dir());
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_FALSE(plain->loop_body_sequences);  // default: the last body repeats
+
+  t.Write("cluster.yaml", "body_sequences: loop\n");
+  auto loop = LoadScenario(t.dir());
+  ASSERT_TRUE(loop.ok()) << loop.error().message;
+  EXPECT_TRUE(loop->loop_body_sequences);
+
+  t.Write("cluster.yaml", "body_sequences: forever\n");
+  auto bad = LoadScenario(t.dir());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.error().message, HasSubstr("cluster.yaml:1"));
+  EXPECT_THAT(bad.error().message, HasSubstr("repeat_last or loop"));
+}
+
 TEST(ScenarioTest, PrometheusAnswers) {
   auto a = ParsePromAnswersYaml(
       "- query: up\n  result: [{metric: {job: x}, value: [1, \"1\"]}]\n"
