@@ -8,16 +8,13 @@
 
 #include "gpuattr/expo/parser.h"
 
+#include "fuzz_check.h"
+
 namespace {
 
 using gpuattr::expo::Exposition;
 
-void Check(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "invariant violated: %s\n", what);
-    std::abort();
-  }
-}
+using gpuattr::fuzz::Check;
 
 // A view must lie inside the input or inside one of the Exposition's unescaped strings.
 bool Inside(std::string_view v, std::string_view input, const Exposition& e) {

@@ -1,22 +1,13 @@
 // libFuzzer target for the query-API path: decodes an instant-query answer, repairs and
 // de-duplicates its series and reads them as dcgm/process readings, as the fallback does.
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <string_view>
 
 #include "gpuattr/sources/promapi.h"
 
-namespace {
+#include "fuzz_check.h"
 
-void Check(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "invariant violated: %s\n", what);
-    std::abort();
-  }
-}
-
-}  // namespace
+using gpuattr::fuzz::Check;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace gpuattr::sources;

@@ -1,22 +1,13 @@
 // libFuzzer target for the state file decoder: whatever is on disk (truncated, foreign, hostile)
 // decodes to a value or an error, and a decoded state encodes and decodes back to itself.
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <string_view>
 
 #include "gpuattr/ledger/state_codec.h"
 
-namespace {
+#include "fuzz_check.h"
 
-void Check(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "invariant violated: %s\n", what);
-    std::abort();
-  }
-}
-
-}  // namespace
+using gpuattr::fuzz::Check;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace gpuattr::ledger;

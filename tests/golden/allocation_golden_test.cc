@@ -86,20 +86,10 @@ Loaded Load(const std::string& name) {
 
 // The families of the allocation group only, through the real group table.
 std::string RenderAllocation(const allocation::Allocation& a) {
-  std::set<std::string> names;
-  for (const publish::FamilyGroup* g : publish::FamilyGroups())
-    if (g->name == "allocation")
-      for (const publish::FamilySpec& f : g->families) names.insert(std::string(f.name));
-  publish::Snapshot s;
-  s.complete = true;
   publish::ClusterSnapshot cs;
   cs.cluster = a.cluster;
   cs.allocation = std::make_shared<allocation::Allocation>(a);
-  s.clusters.push_back(std::move(cs));
-  std::vector<prometheus::MetricFamily> families;
-  for (auto& f : publish::BuildFamilies(s))
-    if (names.count(f.name)) families.push_back(std::move(f));
-  return prometheus::TextSerializer().Serialize(families);
+  return gpuattr::testing::RenderGroups(std::move(cs), {"allocation"});
 }
 
 TEST(AllocationDraScenario, NodeHoldsTwoDevicesAndTheEightGpuJobIsHinted) {

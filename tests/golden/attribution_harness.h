@@ -87,23 +87,27 @@ inline attribution::Attribution AttributeCase(const AttributionCase& c,
 
 // The families of the attribution groups only (not self-metrics, whose labels carry the build's
 // version), through the real group table.
-inline std::string RenderAttribution(const attribution::Attribution& a) {
-  static const std::set<std::string_view> kGroups = {"devices", "pods", "namespaces", "node_power",
-                                                     "health"};
+// The text of the families of `groups` only, through the real group table, for one cluster.
+inline std::string RenderGroups(publish::ClusterSnapshot cluster,
+                                const std::set<std::string_view>& groups) {
   std::set<std::string> names;
   for (const publish::FamilyGroup* g : publish::FamilyGroups())
-    if (kGroups.count(g->name))
+    if (groups.count(g->name))
       for (const publish::FamilySpec& f : g->families) names.insert(std::string(f.name));
   publish::Snapshot s;
   s.complete = true;
-  publish::ClusterSnapshot cs;
-  cs.cluster = a.cluster;
-  cs.attribution = std::make_shared<attribution::Attribution>(a);
-  s.clusters.push_back(std::move(cs));
+  s.clusters.push_back(std::move(cluster));
   std::vector<prometheus::MetricFamily> families;
   for (auto& f : publish::BuildFamilies(s))
     if (names.count(f.name)) families.push_back(std::move(f));
   return prometheus::TextSerializer().Serialize(families);
+}
+
+inline std::string RenderAttribution(const attribution::Attribution& a) {
+  publish::ClusterSnapshot cs;
+  cs.cluster = a.cluster;
+  cs.attribution = std::make_shared<attribution::Attribution>(a);
+  return RenderGroups(std::move(cs), {"devices", "pods", "namespaces", "node_power", "health"});
 }
 
 // An attribution that exercises every family of the attribution groups (all tiers, MIG, a
