@@ -7,12 +7,15 @@
 #   git stash; scripts/render-scenarios.sh /tmp/before; git stash pop
 #   scripts/render-scenarios.sh /tmp/after && diff -r /tmp/before /tmp/after
 #
-# Builds gpuattr and gpuattr-fakecluster into $GPUATTR_BUILD_DIR (default build/) first.
+# Builds gpuattr and gpuattr-fakecluster into $GPUATTR_BUILD_DIR (default build/) first, unless
+# GPUATTR_SKIP_BUILD is set (binaries copied elsewhere).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/render-scenarios.sh OUTDIR}
 build=${GPUATTR_BUILD_DIR:-build}
-GPUATTR_BUILD_DIR=$build GPUATTR_TARGETS="gpuattr gpuattr-fakecluster" scripts/build.sh >/dev/null
+if [ -z "${GPUATTR_SKIP_BUILD:-}" ]; then
+  GPUATTR_BUILD_DIR=$build GPUATTR_TARGETS="gpuattr gpuattr-fakecluster" scripts/build.sh >/dev/null
+fi
 mkdir -p "$out"
 tmp=$(mktemp -d -t gpuattr-render.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT

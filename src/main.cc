@@ -4,7 +4,7 @@
 
 #include "gpuattr/app/config.h"
 #include "gpuattr/app/run.h"
-#include "gpuattr/discovery/session_factory.h"
+#include "gpuattr/app/session_factory.h"
 
 int main(int argc, char** argv) {
   using namespace gpuattr::app;
@@ -28,5 +28,5 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   // The one place where cluster sessions come from: one kube-backed session per context.
-  return Run(*config, gpuattr::discovery::MakeKubeSessions, std::cout, std::cerr);
+  return Run(*config, MakeKubeSessions, std::cout, std::cerr);
 }

@@ -43,7 +43,7 @@ Allocation Allocate(const AllocationInput& input) {
 
   std::vector<Unscheduled> unscheduled;
   for (const auto& [key, pod] : objects.pods) {
-    const attribution::PodId id{pod.namespace_, pod.name};
+    const kube::PodId id{pod.namespace_, pod.name};
     if (HoldsResources(pod)) {
       ResourceCounts requested = EffectiveRequests(pod);
       if (auto it = dra.pod_held.find(id); it != dra.pod_held.end())
@@ -74,7 +74,7 @@ Allocation Allocate(const AllocationInput& input) {
   out.nodes = std::move(nodes.nodes);
   out.node_resources = std::move(nodes.node_resources);
 
-  std::map<attribution::PodId, bool> idle;
+  std::map<kube::PodId, bool> idle;
   for (const attribution::Pod& p : input.attribution.pods)
     if (p.idle) idle[p.id] = *p.idle;
   const Offer offer = SummariseOffer(out.node_resources, dra, out.pods, idle);

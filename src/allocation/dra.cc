@@ -75,7 +75,7 @@ DraView ReadDra(const kube::ClusterObjects& objects) {
       for (const kube::DraConsumer& consumer : claim.reserved_for) {
         if (consumer.resource != "pods") continue;
         if (!objects.FindPod(claim.namespace_, consumer.name)) continue;
-        view.pod_held[attribution::PodId{claim.namespace_, consumer.name}][resource] += 1;
+        view.pod_held[kube::PodId{claim.namespace_, consumer.name}][resource] += 1;
       }
     }
   }

@@ -90,7 +90,7 @@ Hint Waiting(const std::string& resource, int64_t count, const Offer& offer) {
 
 Offer SummariseOffer(const std::vector<NodeResource>& node_resources, const DraView& dra,
                      const std::vector<PodRequest>& holders,
-                     const std::map<attribution::PodId, bool>& idle) {
+                     const std::map<kube::PodId, bool>& idle) {
   Offer offer;
   for (const NodeResource& r : node_resources) {
     offer.cluster_allocatable[r.resource] += r.allocatable;

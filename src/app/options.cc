@@ -2,7 +2,7 @@
 
 #include <boost/program_options.hpp>
 
-#include "gpuattr/app/build_info.h"
+#include "gpuattr/build_info.h"
 
 namespace gpuattr::app {
 namespace po = boost::program_options;

@@ -17,13 +17,6 @@
 namespace gpuattr::app {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double NowUnix() {
-  using namespace std::chrono;
-  return duration<double>(system_clock::now().time_since_epoch()).count();
-}
-
 int ExitCodeFor(const Error& e) {
   return e.code == ErrorCode::kInvalidArgument || e.code == ErrorCode::kNotFound ? kExitUsage
                                                                                  : kExitFailure;
@@ -31,8 +24,9 @@ int ExitCodeFor(const Error& e) {
 
 }  // namespace
 
-CycleLoop::CycleLoop(SessionList sessions, std::shared_ptr<publish::SnapshotStore> store)
-    : sessions_(std::move(sessions)), store_(std::move(store)) {
+CycleLoop::CycleLoop(SessionList sessions, std::shared_ptr<publish::SnapshotStore> store,
+                     Clock& clock)
+    : sessions_(std::move(sessions)), store_(std::move(store)), clock_(clock) {
   for (const auto& s : sessions_) {
     publish::ClusterSnapshot c;
     c.cluster = s->Cluster();
@@ -41,22 +35,22 @@ CycleLoop::CycleLoop(SessionList sessions, std::shared_ptr<publish::SnapshotStor
   // Before the first cycle: the clusters are known, nothing else (/readyz answers 503).
   auto initial = std::make_shared<publish::Snapshot>();
   initial->clusters = state_;
-  initial->generated_unix_seconds = NowUnix();
+  initial->generated_unix_seconds = UnixSeconds(clock_.WallNow());
   store_->Publish(std::move(initial));
 }
 
 std::shared_ptr<const publish::Snapshot> CycleLoop::RunOnce() {
   const size_t n = sessions_.size();
-  std::vector<CycleResult> results(n);
+  std::vector<publish::CycleResult> results(n);
   std::vector<double> seconds(n, 0);
   std::atomic<size_t> done{0};
   std::vector<std::thread> workers;
   workers.reserve(n);
   for (size_t i = 0; i < n; ++i) {
     workers.emplace_back([&, i] {
-      auto start = Clock::now();
+      auto start = clock_.Now();
       results[i] = sessions_[i]->RunCycle();
-      seconds[i] = std::chrono::duration<double>(Clock::now() - start).count();
+      seconds[i] = std::chrono::duration<double>(clock_.Now() - start).count();
       done.fetch_add(1);
     });
   }
@@ -72,28 +66,24 @@ std::shared_ptr<const publish::Snapshot> CycleLoop::RunOnce() {
   }
   for (auto& w : workers) w.join();
 
-  const double now = NowUnix();
+  const double now = UnixSeconds(clock_.WallNow());
   for (size_t i = 0; i < n; ++i) {
     publish::ClusterSnapshot& c = state_[i];
-    CycleResult& r = results[i];
-    c.up = r.up;
+    publish::CycleResult& r = results[i];
     c.cycles++;
     c.cycle_duration_seconds = seconds[i];
     c.last_attempt_unix_seconds = now;
     if (r.up) c.last_success_unix_seconds = now;
-    c.apiserver_requests = std::move(r.apiserver_requests);
-    c.errors = std::move(r.errors);
-    c.notes = std::move(r.notes);
-    if (r.discovery) c.discovery = std::move(r.discovery);
-    if (r.attribution) c.attribution = std::move(r.attribution);
-    if (r.allocation) c.allocation = std::move(r.allocation);
-    if (r.ledger) c.ledger = std::move(r.ledger);
-    if (r.inference) c.inference = std::move(r.inference);
+    // A failed cycle keeps the last good discovery report and output published.
+    if (!r.discovery) r.discovery = std::move(c.latest.discovery);
+    if (!r.output) r.output = std::move(c.latest.output);
+    c.latest = std::move(r);
     log::Info("cycle finished", {{"cluster", c.cluster},
-                                 {"up", c.up ? "true" : "false"},
+                                 {"up", c.latest.up ? "true" : "false"},
                                  {"duration_seconds", c.cycle_duration_seconds},
-                                 {"errors", c.errors.size()}});
-    for (const auto& e : c.errors) log::Warn("cycle error", {{"cluster", c.cluster}, {"err", e}});
+                                 {"errors", c.latest.errors.size()}});
+    for (const auto& e : c.latest.errors)
+      log::Warn("cycle error", {{"cluster", c.cluster}, {"err", e}});
   }
   auto snap = std::make_shared<publish::Snapshot>();
   snap->complete = true;
@@ -106,10 +96,10 @@ std::shared_ptr<const publish::Snapshot> CycleLoop::RunOnce() {
 void CycleLoop::RunUntilShutdown(std::chrono::milliseconds interval) {
   Shutdown& shutdown = Shutdown::Instance();
   while (!shutdown.Requested()) {
-    auto start = Clock::now();
+    auto start = clock_.Now();
     RunOnce();
     auto next = start + interval;
-    auto now = Clock::now();
+    auto now = clock_.Now();
     if (now >= next) {
       log::Warn("cycle took longer than the interval; starting the next one now",
                 {{"interval", FormatDuration(interval)}});
@@ -165,11 +155,11 @@ int Run(const Config& config, const SessionFactory& factory, std::ostream& out, 
     out << publish::RenderText(*snap);
     out.flush();
     bool any_up = false;
-    for (const auto& c : snap->clusters) any_up |= c.up;
+    for (const auto& c : snap->clusters) any_up |= c.latest.up;
     if (any_up) return kExitOk;
     err << "gpuattr: no cluster answered";
     for (const auto& c : snap->clusters)
-      for (const auto& e : c.errors) err << "\n  " << c.cluster << ": " << e;
+      for (const auto& e : c.latest.errors) err << "\n  " << c.cluster << ": " << e;
     err << "\n";
     return kExitFailure;
   }

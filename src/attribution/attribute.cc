@@ -33,9 +33,6 @@ Attribution Finish(const AttributionInput& input, Work& work) {
   for (auto& [id, pod] : work.pods) out.pods.push_back(pod);
   out.namespaces = SummariseNamespaces(input, work.pods, work.links);
   out.nodes = NodePowers(work);
-  std::vector<health::DeviceState> states;
-  for (const Device& d : out.devices) states.push_back({d.id.node, d.health.state});
-  out.node_health = health::AssessNodes(states, input.objects.nodes);
   return out;
 }
 

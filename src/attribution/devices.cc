@@ -13,7 +13,7 @@ namespace {
 
 // The exporter's node: spec.nodeName as given, else the exporter pod's, else "" (then dcgm's
 // hostname label per line is the fallback).
-std::string ExporterNode(const AttributionInput& input, const ExporterReadings& e) {
+std::string ExporterNode(const AttributionInput& input, const sources::ExporterReadings& e) {
   if (!e.node.empty()) return e.node;
   if (const kube::Pod* p = input.objects.FindPod(e.namespace_, e.pod)) return p->node_name;
   return "";
@@ -107,7 +107,7 @@ void BuildProcessDevices(const std::string& node, const NodeReadings& readings, 
     DeviceWork& d =
         DeviceFor(work, id_of(p->gpu, p->uuid), CardKeyOf(node, p->uuid, p->gpu), readings.tier);
     FillIfEmpty(d.device.uuid, p->uuid);
-    std::string ns = p->pod ? p->pod->namespace_ : "", pod = p->pod ? p->pod->pod : "";
+    std::string ns = p->pod ? p->pod->id.namespace_ : "", pod = p->pod ? p->pod->id.name : "";
     if (!seen.emplace(ns, pod, p->pid, p->uuid, p->gpu).second) continue;
     AddInto(d.device.memory_used_bytes, p->memory_bytes);
   }
@@ -121,7 +121,7 @@ std::optional<double> ClampRatio(std::optional<double> v) {
 }
 
 void GroupByNode(const AttributionInput& input, Work& work) {
-  for (const ExporterReadings& e : input.exporters) {
+  for (const sources::ExporterReadings& e : input.exporters) {
     std::string node = ExporterNode(input, e);
     if (const auto* dcgm = std::get_if<sources::DcgmReadings>(&e.readings)) {
       for (const sources::DcgmRecord& r : dcgm->records)
@@ -136,7 +136,7 @@ void GroupByNode(const AttributionInput& input, Work& work) {
   for (auto& [name, n] : work.nodes) {
     if (const kube::Node* obj = input.objects.FindNode(name)) n.shares_gpus = NodeSharesGpus(*obj);
     bool pod_labels = std::any_of(n.dcgm.begin(), n.dcgm.end(), [](const sources::DcgmRecord* r) {
-      return r->pod && !r->pod->pod.empty();
+      return r->pod && !r->pod->id.name.empty();
     });
     n.tier = n.has_process_exporter ? Tier::kProcess
              : pod_labels           ? Tier::kDcgmPod

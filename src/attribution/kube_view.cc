@@ -47,12 +47,12 @@ bool NodeSharesGpus(const kube::Node& node) {
   return ec == std::errc() && p == v.data() + v.size() && replicas > 1;
 }
 
-std::map<std::string, std::vector<PodId>, std::less<>> GpuPodsByNode(
+std::map<std::string, std::vector<kube::PodId>, std::less<>> GpuPodsByNode(
     const kube::ClusterObjects& objects) {
-  std::map<std::string, std::vector<PodId>, std::less<>> out;
+  std::map<std::string, std::vector<kube::PodId>, std::less<>> out;
   for (const auto& [key, pod] : objects.pods)
     if (!pod.node_name.empty() && HoldsGpuResources(pod))
-      out[pod.node_name].push_back(PodId{pod.namespace_, pod.name});
+      out[pod.node_name].push_back(kube::PodId{pod.namespace_, pod.name});
   for (auto& [node, pods] : out) std::sort(pods.begin(), pods.end());
   return out;
 }

@@ -9,8 +9,8 @@
 namespace gpuattr::attribution {
 
 std::vector<Namespace> SummariseNamespaces(
-    const AttributionInput& input, const std::map<PodId, Pod>& pods,
-    const std::map<std::pair<PodId, DeviceId>, PodDevice>& links) {
+    const AttributionInput& input, const std::map<kube::PodId, Pod>& pods,
+    const std::map<std::pair<kube::PodId, DeviceId>, PodDevice>& links) {
   struct Acc {
     Namespace ns;
     std::set<DeviceId> devices;
@@ -23,7 +23,7 @@ std::vector<Namespace> SummariseNamespaces(
   for (const auto& [key, pod] : input.objects.pods)
     if (HoldsGpuResources(pod)) acc[pod.namespace_].gpu_pods.insert(pod.name);
   for (const auto& [pod, claim] : kube::IndexDraGpus(input.objects).holders)
-    acc[pod.first].gpu_pods.insert(pod.second);  // holds a DRA GPU device
+    acc[pod.namespace_].gpu_pods.insert(pod.name);  // holds a DRA GPU device
   for (const auto& [id, pod] : pods) {
     Acc& a = acc[id.namespace_];
     a.gpu_pods.insert(id.name);

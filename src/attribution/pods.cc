@@ -56,10 +56,10 @@ void MinInto(std::optional<double>& dst, const std::optional<double>& src) {
 void DcgmPodLinks(const NodeReadings& readings, const DeviceRange& devices, Work& work) {
   for (DeviceWork* dw : devices) {
     Device& d = dw->device;
-    std::map<PodId, PodLines> pods;
+    std::map<kube::PodId, PodLines> pods;
     for (const sources::DcgmRecord* r : dw->dcgm) {
-      if (!r->pod || r->pod->pod.empty()) continue;  // a namespace alone names no pod
-      PodLines& p = pods[PodId{r->pod->namespace_, r->pod->pod}];
+      if (!r->pod || r->pod->id.name.empty()) continue;  // a namespace alone names no pod
+      PodLines& p = pods[kube::PodId{r->pod->id.namespace_, r->pod->id.name}];
       MinInto(p.memory, r->values.memory_used_bytes);
       MinInto(p.utilization,
               ClampRatio(r->values.gpu_util ? r->values.gpu_util : r->values.gr_engine_active));
@@ -136,12 +136,13 @@ void ProcessPodLinks(const AttributionInput& input, const std::string& node,
     std::optional<double> memory;
     std::optional<double> utilization;
   };
-  std::map<DeviceWork*, std::map<PodId, Usage>> by_device;
+  std::map<DeviceWork*, std::map<kube::PodId, Usage>> by_device;
   std::set<std::tuple<std::string, std::string, std::string, std::string, std::string>> seen;
   for (const sources::ProcessReading* p : readings.processes) {
-    if (!p->pod || p->pod->pod.empty()) continue;  // no pod's process: stays unattributed
-    if (!seen.emplace(p->pod->namespace_, p->pod->pod, p->pid, p->uuid, p->gpu).second) continue;
-    PodId pod{p->pod->namespace_, p->pod->pod};
+    if (!p->pod || p->pod->id.name.empty()) continue;  // no pod's process: stays unattributed
+    if (!seen.emplace(p->pod->id.namespace_, p->pod->id.name, p->pid, p->uuid, p->gpu).second)
+      continue;
+    kube::PodId pod{p->pod->id.namespace_, p->pod->id.name};
     DeviceWork* dw = nullptr;
     if (!readings.dcgm.empty()) {
       dw = DcgmDeviceForProcess(devices, *p);
@@ -217,7 +218,7 @@ void BuildPodLinks(const AttributionInput& input, Work& work) {
           d.pods.reset();  // unknown: the exporter does not say
           // DRA's holders of this UUID when DRA knows it; else the node's GPU pods.
           if (const auto* held = dra.HoldersOf(d.uuid, d.id.gpu_instance.has_value())) {
-            for (const auto& [ns, name] : *held) d.candidate_pods.push_back(PodId{ns, name});
+            for (const auto& [ns, name] : *held) d.candidate_pods.push_back(kube::PodId{ns, name});
           } else if (it != gpu_pods.end()) {
             d.candidate_pods = it->second;
           }
@@ -233,7 +234,7 @@ void SummarisePods(const AttributionInput& input, Work& work) {
     double sum = 0;
     size_t n = 0;
   };
-  std::map<PodId, Mean> dcgm_util;
+  std::map<kube::PodId, Mean> dcgm_util;
   for (const auto& [key, link] : work.links) {
     const DeviceId& device = key.second;
     Pod& pod = work.pods[link.pod];

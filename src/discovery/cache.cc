@@ -22,7 +22,7 @@ std::vector<Candidate> DiscoveryCache::Due(const std::vector<Candidate>& current
 }
 
 void DiscoveryCache::Record(const Candidate& candidate, const ProbeVerdict& verdict,
-                            const Fetch& fetch, TimePoint now, double now_unix) {
+                            const scrape::Fetch& fetch, TimePoint now, double now_unix) {
   CacheEntry e;
   e.candidate = candidate;
   e.verdict = verdict;

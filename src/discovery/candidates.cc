@@ -182,7 +182,7 @@ std::vector<Candidate> InferenceCandidates(const kube::ClusterObjects& objects) 
   for (const auto& [key, pod] : objects.pods) {
     if (pod.phase != "Running" || !pod.all_containers_ready) continue;
     std::optional<std::string> why;
-    auto held = dra.holders.find(kube::PodRef{pod.namespace_, pod.name});
+    auto held = dra.holders.find(pod.Id());
     if (RequestsNvidiaResource(pod))
       why = "holds an nvidia.com/ resource";
     else if (held != dra.holders.end())

@@ -4,66 +4,81 @@
 #include <set>
 #include <tuple>
 
+#include "gpuattr/sources/body.h"
 #include "gpuattr/util/log.h"
 
 namespace gpuattr::discovery {
-namespace {
-
-double UnixSeconds(std::chrono::system_clock::time_point t) {
-  return std::chrono::duration<double>(t.time_since_epoch()).count();
-}
-
-ScrapeTarget TargetOf(const Candidate& c, sources::BodyKind kind) {
-  return ScrapeTarget{c.namespace_, c.pod, c.node, c.port, kind};
-}
 
 // One GET of the cycle: a probe of a due candidate, or a scrape of a known target.
-struct Job {
+struct Discovery::Read {
   Candidate candidate;
   bool probe = false;
   sources::BodyKind kind = sources::BodyKind::kUnrecognised;  // scrapes: the cached kind
   // Filled by the worker; the body itself is dropped once read.
-  Fetch fetch;
+  scrape::Fetch fetch;
   ProbeVerdict verdict;
-  bool has_scrape = false;
-  ScrapeResult scrape;
+  bool read = false;  // the body was read as a target's (a scrape, or an accepted probe)
+  sources::BodyRead body;
   bool done = false;
+
+  bool up() const { return fetch.ok && body.readings.has_value(); }
 };
 
-void RunJob(Job& job, kube::ApiClient& client, const DiscoveryOptions& options) {
-  const Candidate& c = job.candidate;
-  FetchOptions fo{job.probe ? options.probe_timeout : options.scrape.timeout,
-                  options.scrape.max_body_bytes};
-  job.fetch = FetchPath(client, ProxyMetricsPath(c.namespace_, c.pod, c.port), fo);
-  if (job.probe) {
-    job.verdict = JudgeProbe(c, job.fetch);
-    if (IsAccepted(job.verdict.outcome)) {
-      job.scrape = ReadScrape(TargetOf(c, job.verdict.kind), job.fetch);
-      job.has_scrape = true;
-    }
+namespace {
+
+void Perform(Discovery::Read& r, scrape::Fetcher& fetcher, const DiscoveryOptions& options) {
+  const Candidate& c = r.candidate;
+  scrape::FetchOptions fo{r.probe ? options.probe_timeout : options.scrape.timeout,
+                          options.scrape.max_body_bytes};
+  r.fetch = fetcher.Get(scrape::ProxyMetricsPath(c.namespace_, c.pod, c.port), fo);
+  if (r.probe) {
+    r.verdict = JudgeProbe(c, r.fetch);
+    r.kind = r.verdict.kind;
+    r.read = IsAccepted(r.verdict.outcome);
   } else {
-    job.scrape = ReadScrape(TargetOf(c, job.kind), job.fetch);
-    job.has_scrape = true;
+    r.read = true;
   }
-  job.fetch.body.clear();
-  job.fetch.body.shrink_to_fit();
-  job.done = true;
+  if (r.read && r.fetch.ok) r.body = sources::ReadBody(r.fetch.body, r.kind);
+  r.fetch.body.clear();
+  r.fetch.body.shrink_to_fit();
+  r.done = true;
 }
 
-ExporterStatus StatusOf(const ScrapeResult& s) {
+ExporterStatus StatusOf(const Discovery::Read& r) {
   ExporterStatus e;
-  e.namespace_ = s.target.namespace_;
-  e.pod = s.target.pod;
-  e.node = s.target.node;
-  e.port = s.target.port;
-  e.kind = std::string(sources::BodyKindName(s.kind));
-  e.up = s.ok;
-  e.http_status = s.http_status;
-  e.reason = s.reason;
-  e.duration_seconds = s.duration_seconds;
-  e.bytes = s.bytes;
-  e.parse_errors = s.parse_errors;
+  e.namespace_ = r.candidate.namespace_;
+  e.pod = r.candidate.pod;
+  e.node = r.candidate.node;
+  e.port = r.candidate.port;
+  e.kind = std::string(sources::BodyKindName(r.kind));
+  e.up = r.up();
+  e.http_status = r.fetch.http_status;
+  e.reason = !r.fetch.ok ? (r.fetch.error.empty() ? "no response" : r.fetch.error) : r.body.reason;
+  e.duration_seconds = r.fetch.duration_seconds;
+  e.bytes = r.fetch.bytes;
+  e.parse_errors = r.body.parse_errors;
   return e;
+}
+
+// A failed probe of a likely exporter (keyword match or pin) is an exporter that is down. A GPU
+// workload pod probed only as a possible inference server is not: most serve no metrics, and
+// listing them as down exporters would page people. It shows among the probes instead.
+ExporterStatus DownExporter(const CacheEntry& e) {
+  ExporterStatus s;
+  s.namespace_ = e.candidate.namespace_;
+  s.pod = e.candidate.pod;
+  s.node = e.candidate.node;
+  s.port = e.candidate.port;
+  s.kind = "unknown";
+  s.http_status = e.verdict.http_status;
+  s.reason = e.verdict.reason;
+  s.duration_seconds = e.duration_seconds;
+  s.bytes = e.bytes;
+  return s;
+}
+
+void AddError(std::vector<std::string>& errors, std::string e) {
+  if (std::find(errors.begin(), errors.end(), e) == errors.end()) errors.push_back(std::move(e));
 }
 
 }  // namespace
@@ -86,90 +101,107 @@ Discovery::Discovery(std::string cluster, DiscoveryOptions options, Clock& clock
       cache_(options_.ttls),
       query_api_(options_.query_api) {}
 
-DiscoveryCycle Discovery::RunCycle(kube::ApiClient& client,
-                                   std::shared_ptr<const kube::ClusterObjects> objects,
-                                   const StopSignal* stop) {
-  DiscoveryCycle out;
-  out.input.cluster = cluster_;
-  out.input.objects = objects ? objects : std::make_shared<const kube::ClusterObjects>();
-  const kube::ClusterObjects& objs = *out.input.objects;
+DiscoveryResult Discovery::RunCycle(scrape::Fetcher& fetcher, const kube::ClusterObjects& objects,
+                                    const StopSignal* stop) {
+  DiscoveryResult out;
   const auto now = clock_.Now();
-  const double now_unix = UnixSeconds(clock_.WallNow());
+  const double now_unix =
+      std::chrono::duration<double>(clock_.WallNow().time_since_epoch()).count();
 
-  // Candidates. Pins are probed whatever the gate says: the user asked for them.
-  GpuPresence presence = DetectGpuPresence(objs);
-  PinnedCandidates pinned = ResolvePins(options_.pins, objs);
+  // Decide. Pins are probed whatever the gate says: the user asked for them.
+  const GpuPresence presence = DetectGpuPresence(objects);
+  const PinnedCandidates pinned = ResolvePins(options_.pins, objects);
   std::vector<Candidate> current = pinned.candidates;
   if (presence.present)
-    current = MergeCandidates(MergeCandidates(ExporterCandidates(objs), InferenceCandidates(objs)),
-                              std::move(current));
+    current =
+        MergeCandidates(MergeCandidates(ExporterCandidates(objects), InferenceCandidates(objects)),
+                        std::move(current));
+  std::vector<Read> reads = PlanReads(current, now);
 
-  cache_.Prune(current);
-  std::vector<Candidate> due = cache_.Due(current, now);
-  cache_.RediscoveryDone();
-
-  std::vector<Job> jobs;
-  std::set<std::string> due_keys;
-  for (const Candidate& c : due) {
-    due_keys.insert(c.Key());
-    Job j;
-    j.candidate = c;
-    j.probe = true;
-    jobs.push_back(std::move(j));
-  }
-  for (const auto& [key, entry] : cache_.entries()) {
-    if (due_keys.count(key) || !IsAccepted(entry.verdict.outcome)) continue;
-    Job j;
-    j.candidate = entry.candidate;
-    j.kind = entry.verdict.kind;
-    jobs.push_back(std::move(j));
-  }
-  std::sort(jobs.begin(), jobs.end(),
-            [](const Job& a, const Job& b) { return a.candidate.Key() < b.candidate.Key(); });
-
-  RunBounded(
-      jobs.size(), options_.scrape.concurrency,
-      [&](size_t i) { RunJob(jobs[i], client, options_); }, stop);
-
-  // Record verdicts, gather scrapes (single-threaded from here on).
-  std::set<std::string> errors_seen;
-  for (Job& j : jobs) {
-    if (!j.done) continue;  // cancelled before it started
-    if (j.fetch.http_status == 403 && errors_seen.insert(j.fetch.error).second)
-      out.errors.push_back(j.fetch.error);
-    if (j.probe) {
-      cache_.Record(j.candidate, j.verdict, j.fetch, now, now_unix);
-      ++out.report.probed_this_cycle;
-    }
-    if (!j.has_scrape) continue;
-    if (j.scrape.ok)
-      cache_.Refresh(j.candidate.Key(), now);
-    else
-      cache_.RequestRediscovery();  // a known target failed: look again next cycle
-    out.scrapes.push_back(std::move(j.scrape));
-  }
+  // Fetch.
+  scrape::RunBounded(
+      reads.size(), options_.scrape.concurrency,
+      [&](size_t i) { Perform(reads[i], fetcher, options_); }, stop);
+  RecordReads(reads, now, now_unix, out);
 
   // The query-API fallback, decided cluster-wide: only when no dcgm/process exporter pod answered
   // this cycle, and (as for probes) only on a GPU cluster unless a service is pinned.
-  const bool exporter_answered =
-      std::any_of(out.scrapes.begin(), out.scrapes.end(), [](const ScrapeResult& s) {
-        return s.ok &&
-               (s.kind == sources::BodyKind::kDcgm || s.kind == sources::BodyKind::kProcess);
-      });
-  QueryApiCycle fallback;
+  const bool exporter_answered = std::any_of(reads.begin(), reads.end(), [](const Read& r) {
+    return r.done && r.read && r.up() &&
+           (r.kind == sources::BodyKind::kDcgm || r.kind == sources::BodyKind::kProcess);
+  });
+  QueryApiResult fallback;
   if (!exporter_answered && (presence.present || !options_.pins.services.empty()))
-    fallback = query_api_.RunCycle(client, objs, options_.pins.services, now, now_unix, stop);
-  for (auto& e : fallback.errors)
-    if (errors_seen.insert(e).second) out.errors.push_back(std::move(e));
+    fallback = query_api_.RunCycle(fetcher, objects, options_.pins.services, now, now_unix, stop);
+  for (std::string& e : fallback.errors) AddError(out.errors, std::move(e));
 
-  // Report.
+  BuildReport(objects, presence, pinned, current.size(), fallback, out);
+  // Readings: the pods' in key order, then the query API's (per node and kind).
+  for (Read& r : reads)
+    if (r.done && r.read && r.up())
+      out.readings.push_back(
+          {r.candidate.namespace_, r.candidate.pod, r.candidate.node, std::move(*r.body.readings)});
+  for (sources::ExporterReadings& e : fallback.readings) out.readings.push_back(std::move(e));
+  return out;
+}
+
+// Due probes (the cache decides) and every accepted target not probed now, sorted by key.
+std::vector<Discovery::Read> Discovery::PlanReads(const std::vector<Candidate>& current,
+                                                  std::chrono::steady_clock::time_point now) {
+  cache_.Prune(current);
+  std::vector<Candidate> due = cache_.Due(current, now);
+  cache_.RediscoveryDone();
+  std::vector<Read> reads;
+  due_keys_.clear();
+  for (const Candidate& c : due) {
+    due_keys_.insert(c.Key());
+    Read r;
+    r.candidate = c;
+    r.probe = true;
+    reads.push_back(std::move(r));
+  }
+  for (const auto& [key, entry] : cache_.entries()) {
+    if (due_keys_.count(key) || !IsAccepted(entry.verdict.outcome)) continue;
+    Read r;
+    r.candidate = entry.candidate;
+    r.kind = entry.verdict.kind;
+    reads.push_back(std::move(r));
+  }
+  std::sort(reads.begin(), reads.end(),
+            [](const Read& a, const Read& b) { return a.candidate.Key() < b.candidate.Key(); });
+  return reads;
+}
+
+// Verdicts into the cache; a known target that failed asks for rediscovery next cycle.
+void Discovery::RecordReads(std::vector<Read>& reads, std::chrono::steady_clock::time_point now,
+                            double now_unix, DiscoveryResult& out) {
+  for (Read& r : reads) {
+    if (!r.done) continue;  // cancelled before it started
+    if (r.fetch.http_status == 403) AddError(out.errors, r.fetch.error);
+    if (r.probe) {
+      cache_.Record(r.candidate, r.verdict, r.fetch, now, now_unix);
+      ++out.report.probed_this_cycle;
+    }
+    if (!r.read) continue;
+    if (r.up())
+      cache_.Refresh(r.candidate.Key(), now);
+    else
+      cache_.RequestRediscovery();
+    out.report.exporters.push_back(StatusOf(r));
+  }
+}
+
+void Discovery::BuildReport(const kube::ClusterObjects& objects, const GpuPresence& presence,
+                            const PinnedCandidates& pinned, size_t candidates,
+                            const QueryApiResult& fallback, DiscoveryResult& out) {
   DiscoveryReport& r = out.report;
   r.cluster = cluster_;
-  r.pods_listed = objs.pods.size();
-  r.nodes_listed = objs.nodes.size();
+  r.pods_listed = objects.pods.size();
+  r.nodes_listed = objects.nodes.size();
   r.gpu_present = presence.present;
   r.gpu_presence = presence.reason;
-  r.candidates = current.size();
+  r.candidates = candidates + fallback.candidates;
+  r.probed_this_cycle += fallback.probed_this_cycle;
   r.pins = pinned.statuses;
   for (PinStatus& p : r.pins) {
     if (p.kind != "service") continue;
@@ -180,42 +212,24 @@ DiscoveryCycle Discovery::RunCycle(kube::ApiClient& client,
   }
   for (Outcome o : {Outcome::kAccepted, Outcome::kUnrecognised, Outcome::kError, Outcome::kPinned})
     r.outcome_counts[std::string(OutcomeName(o))] = 0;
-  bool any_accepted = false;
+  bool any_accepted = !fallback.chosen.empty();
   for (const auto& [key, e] : cache_.entries()) {
-    r.probes.push_back({e.candidate, e.verdict, e.probed_unix, due_keys.count(key) > 0});
+    r.probes.push_back({e.candidate, e.verdict, e.probed_unix, due_keys_.count(key) > 0});
     ++r.outcome_counts[std::string(OutcomeName(e.verdict.outcome))];
     any_accepted = any_accepted || IsAccepted(e.verdict.outcome);
-    // A failed probe of a likely exporter (keyword match or pin) is an exporter that is down. A
-    // GPU workload pod probed only as a possible inference server is not: most serve no metrics,
-    // and listing them as down exporters would page people. It shows among the probes instead.
     const bool likely_exporter = e.candidate.role == Role::kExporter || e.candidate.pinned;
-    if (e.verdict.outcome == Outcome::kError && likely_exporter) {
-      ExporterStatus s;
-      s.namespace_ = e.candidate.namespace_;
-      s.pod = e.candidate.pod;
-      s.node = e.candidate.node;
-      s.port = e.candidate.port;
-      s.kind = "unknown";
-      s.http_status = e.verdict.http_status;
-      s.reason = e.verdict.reason;
-      s.duration_seconds = e.duration_seconds;
-      s.bytes = e.bytes;
-      r.exporters.push_back(std::move(s));
-    }
+    if (e.verdict.outcome == Outcome::kError && likely_exporter)
+      r.exporters.push_back(DownExporter(e));
   }
   for (const ProbeRecord& p : fallback.probes) {
     r.probes.push_back(p);
     ++r.outcome_counts[std::string(OutcomeName(p.verdict.outcome))];
   }
-  r.probed_this_cycle += fallback.probed_this_cycle;
-  r.candidates += fallback.candidates;
-  any_accepted = any_accepted || !fallback.chosen.empty();
-  for (const ScrapeResult& s : out.scrapes) r.exporters.push_back(StatusOf(s));
-  for (ExporterStatus& e : fallback.exporters) r.exporters.push_back(std::move(e));
-  std::sort(r.exporters.begin(), r.exporters.end(),
-            [](const ExporterStatus& a, const ExporterStatus& b) {
-              return std::tie(a.namespace_, a.pod, a.port) < std::tie(b.namespace_, b.pod, b.port);
-            });
+  for (const ExporterStatus& e : fallback.exporters) r.exporters.push_back(e);
+  std::stable_sort(
+      r.exporters.begin(), r.exporters.end(), [](const ExporterStatus& a, const ExporterStatus& b) {
+        return std::tie(a.namespace_, a.pod, a.port) < std::tie(b.namespace_, b.pod, b.port);
+      });
   r.rediscovery_next_cycle = cache_.rediscovery_requested();
   if (!any_accepted) {
     r.nothing_found = NothingFoundMessage(r.pods_listed, cache_.entries().size(), presence.present,
@@ -230,22 +244,6 @@ DiscoveryCycle Discovery::RunCycle(kube::ApiClient& client,
     if (!r.nothing_found.empty()) log::Warn(r.nothing_found, {{"cluster", cluster_}});
     last_nothing_found_ = r.nothing_found;
   }
-
-  // The attribution input: successful scrapes only, readings moved out of the scrape results.
-  for (ScrapeResult& s : out.scrapes) {
-    if (!s.ok) continue;
-    const ScrapeTarget& t = s.target;
-    if (auto* d = std::get_if<sources::DcgmReadings>(&s.readings)) {
-      out.input.exporters.push_back({t.namespace_, t.pod, t.node, s.kind, std::move(*d)});
-    } else if (auto* p = std::get_if<sources::ProcessReadings>(&s.readings)) {
-      out.input.exporters.push_back({t.namespace_, t.pod, t.node, s.kind, std::move(*p)});
-    } else if (auto* inf = std::get_if<sources::InferenceReadings>(&s.readings)) {
-      out.input.inference.push_back({t.namespace_, t.pod, t.node, s.kind, std::move(*inf)});
-    }
-    s.readings = std::monostate{};
-  }
-  for (ExporterData& d : fallback.data) out.input.exporters.push_back(std::move(d));
-  return out;
 }
 
 }  // namespace gpuattr::discovery

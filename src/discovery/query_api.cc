@@ -49,8 +49,8 @@ bool LooksLikeExporterName(std::string_view name) {
   return Contains(name, "exporter") || Contains(name, "dcgm");
 }
 
-FetchOptions JsonFetch(std::chrono::milliseconds timeout, size_t cap) {
-  FetchOptions o;
+scrape::FetchOptions JsonFetch(std::chrono::milliseconds timeout, size_t cap) {
+  scrape::FetchOptions o;
   o.timeout = timeout;
   o.max_body_bytes = cap;
   o.accept = std::string(kJsonAccept);
@@ -228,7 +228,7 @@ sources::PodLookup PodLookupFor(const kube::ClusterObjects& objects) {
   return lookup;
 }
 
-ProbeVerdict JudgeQueryApiProbe(const QueryApiCandidate& candidate, const Fetch& fetch) {
+ProbeVerdict JudgeQueryApiProbe(const QueryApiCandidate& candidate, const scrape::Fetch& fetch) {
   ProbeVerdict v;
   v.http_status = fetch.http_status;
   if (!fetch.ok) {
@@ -268,11 +268,11 @@ ProbeVerdict JudgeQueryApiProbe(const QueryApiCandidate& candidate, const Fetch&
   return v;
 }
 
-QueryApiCycle QueryApiFallback::RunCycle(kube::ApiClient& client,
-                                         const kube::ClusterObjects& objects,
-                                         const std::vector<ServicePin>& pins, TimePoint now,
-                                         double now_unix, const StopSignal* stop) {
-  QueryApiCycle out;
+QueryApiResult QueryApiFallback::RunCycle(scrape::Fetcher& fetcher,
+                                          const kube::ClusterObjects& objects,
+                                          const std::vector<ServicePin>& pins, TimePoint now,
+                                          double now_unix, const StopSignal* stop) {
+  QueryApiResult out;
   out.searched = true;
   const std::vector<QueryApiCandidate> candidates = QueryApiCandidates(objects, pins);
   out.candidates = candidates.size();
@@ -283,97 +283,103 @@ QueryApiCycle QueryApiFallback::RunCycle(kube::ApiClient& client,
   for (auto it = entries_.begin(); it != entries_.end();)
     it = keys.count(it->first) ? std::next(it) : entries_.erase(it);
 
-  std::set<std::string> errors_seen;
-  auto note_403 = [&](const Fetch& f) {
-    if (f.http_status == 403 && errors_seen.insert(f.error).second) out.errors.push_back(f.error);
-  };
+  probed_now_.clear();
+  const QueryApiCandidate* chosen = Choose(fetcher, candidates, now, now_unix, stop, out);
+  if (chosen && !(stop && stop->stopped())) Query(fetcher, *chosen, objects, now, out);
+  Report(candidates, pins, out);
+  return out;
+}
+
+namespace {
+
+void Note403(const scrape::Fetch& f, QueryApiResult& out) {
+  if (f.http_status == 403 &&
+      std::find(out.errors.begin(), out.errors.end(), f.error) == out.errors.end())
+    out.errors.push_back(f.error);
+}
+
+}  // namespace
+
+// An API chosen earlier stays chosen while its verdict is valid (its queries succeed); else the
+// candidates without a valid verdict are probed in order, at most max_probes, until one has the
+// GPU series.
+const QueryApiCandidate* QueryApiFallback::Choose(scrape::Fetcher& fetcher,
+                                                  const std::vector<QueryApiCandidate>& candidates,
+                                                  TimePoint now, double now_unix,
+                                                  const StopSignal* stop, QueryApiResult& out) {
   auto valid = [&](const std::string& key) {
     auto it = entries_.find(key);
     return it != entries_.end() && it->second.expires > now ? &it->second : nullptr;
   };
-
-  // An API chosen earlier stays chosen while its queries succeed.
-  const QueryApiCandidate* chosen = nullptr;
   for (const auto& c : candidates)
-    if (const QueryApiEntry* e = valid(c.Key()); e && IsAccepted(e->verdict.outcome)) {
-      chosen = &c;
-      break;
-    }
+    if (const QueryApiEntry* e = valid(c.Key()); e && IsAccepted(e->verdict.outcome)) return &c;
 
-  std::set<std::string> probed_now;
-  if (!chosen) {
-    for (const auto& c : candidates) {
-      if (stop && stop->stopped()) break;
-      if (valid(c.Key())) continue;  // a verdict younger than the ttl: not probed again
-      if (out.probed_this_cycle >= options_.max_probes) break;
-      ++out.probed_this_cycle;
-      Fetch f = FetchPath(client, QueryApiPath(c, sources::ProbeQuery()),
-                          JsonFetch(options_.probe_timeout, options_.max_body_bytes));
-      note_403(f);
-      QueryApiEntry e{c,        JudgeQueryApiProbe(c, f), now + options_.ttl,
-                      now_unix, f.duration_seconds,       f.bytes};
-      entries_[c.Key()] = std::move(e);
-      probed_now.insert(c.Key());
-      if (IsAccepted(entries_[c.Key()].verdict.outcome)) {
-        chosen = &c;
-        break;
-      }
-    }
+  for (const auto& c : candidates) {
+    if (stop && stop->stopped()) break;
+    if (valid(c.Key())) continue;  // a verdict younger than the ttl: not probed again
+    if (out.probed_this_cycle >= options_.max_probes) break;
+    ++out.probed_this_cycle;
+    scrape::Fetch f = fetcher.Get(QueryApiPath(c, sources::ProbeQuery()),
+                                  JsonFetch(options_.probe_timeout, options_.max_body_bytes));
+    Note403(f, out);
+    QueryApiEntry e{c,        JudgeQueryApiProbe(c, f), now + options_.ttl,
+                    now_unix, f.duration_seconds,       f.bytes};
+    const bool accepted = IsAccepted(e.verdict.outcome);
+    entries_[c.Key()] = std::move(e);
+    probed_now_.insert(c.Key());
+    if (accepted) return &c;
   }
+  return nullptr;
+}
 
-  if (chosen && !(stop && stop->stopped())) {
-    const std::string key = chosen->Key();
-    out.chosen = key;
-    ExporterStatus st;
-    st.namespace_ = chosen->namespace_;
-    st.pod = chosen->service;
-    st.port = chosen->port_number;
-    st.kind = "prometheus";
-    Fetch f = FetchPath(client, QueryApiPath(*chosen, sources::DataQuery()),
-                        JsonFetch(options_.query_timeout, options_.max_body_bytes));
-    note_403(f);
-    st.http_status = f.http_status;
-    st.duration_seconds = f.duration_seconds;
-    st.bytes = f.bytes;
-    Result<sources::DecodedQuery> decoded =
-        f.ok ? sources::DecodeQueryResponse(f.body, Source(*chosen))
-             : Result<sources::DecodedQuery>(
-                   MakeError(ErrorCode::kUnavailable, f.error.empty() ? "no response" : f.error));
-    if (!decoded) {
-      st.reason = decoded.error().message;
-      entries_.erase(key);  // search again next cycle
-    } else {
-      const sources::PodLookup lookup = PodLookupFor(objects);
-      std::vector<sources::RepairedSeries> series;
-      series.reserve(decoded->series.size());
-      size_t unnamed = 0;
-      for (const sources::QuerySeries& s : decoded->series) {
-        if (auto r = sources::RepairSeries(s, lookup))
-          series.push_back(std::move(*r));
-        else
-          ++unnamed;
-      }
-      sources::DeduplicateReplicas(series);
-      for (sources::PromNodeReadings& n : sources::ReadPromSeries(series)) {
-        if (n.dcgm)
-          out.data.push_back({chosen->namespace_, chosen->service, n.node, sources::BodyKind::kDcgm,
-                              std::move(*n.dcgm)});
-        if (n.process)
-          out.data.push_back({chosen->namespace_, chosen->service, n.node,
-                              sources::BodyKind::kProcess, std::move(*n.process)});
-      }
-      st.up = true;
-      st.parse_errors = decoded->invalid_series + unnamed;
-      if (decoded->invalid_series > 0)
-        st.reason = std::to_string(st.parse_errors) + " unusable series, " + decoded->first_invalid;
-      else if (unnamed > 0)
-        st.reason = std::to_string(unnamed) + " series without __name__";
-      entries_[key].expires = now + options_.ttl;
-    }
+// The cycle's one query of the chosen API: fetch, then read the answer (pure) into per-node
+// readings. A failed query forgets the choice, so the next cycle searches again.
+void QueryApiFallback::Query(scrape::Fetcher& fetcher, const QueryApiCandidate& chosen,
+                             const kube::ClusterObjects& objects, TimePoint now,
+                             QueryApiResult& out) {
+  const std::string key = chosen.Key();
+  out.chosen = key;
+  ExporterStatus st;
+  st.namespace_ = chosen.namespace_;
+  st.pod = chosen.service;
+  st.port = chosen.port_number;
+  st.kind = "prometheus";
+  scrape::Fetch f = fetcher.Get(QueryApiPath(chosen, sources::DataQuery()),
+                                JsonFetch(options_.query_timeout, options_.max_body_bytes));
+  Note403(f, out);
+  st.http_status = f.http_status;
+  st.duration_seconds = f.duration_seconds;
+  st.bytes = f.bytes;
+  Result<sources::QueryAnswer> answer =
+      f.ok ? sources::ReadQueryAnswer(f.body, Source(chosen), PodLookupFor(objects))
+           : Result<sources::QueryAnswer>(
+                 MakeError(ErrorCode::kUnavailable, f.error.empty() ? "no response" : f.error));
+  if (!answer) {
+    st.reason = answer.error().message;
+    entries_.erase(key);
     out.exporters.push_back(std::move(st));
+    return;
   }
+  for (sources::PromNodeReadings& n : answer->nodes) {
+    if (n.dcgm)
+      out.readings.push_back({chosen.namespace_, chosen.service, n.node, std::move(*n.dcgm)});
+    if (n.process)
+      out.readings.push_back({chosen.namespace_, chosen.service, n.node, std::move(*n.process)});
+  }
+  st.up = true;
+  st.parse_errors = answer->invalid_series + answer->unnamed_series;
+  if (answer->invalid_series > 0)
+    st.reason = std::to_string(st.parse_errors) + " unusable series, " + answer->first_invalid;
+  else if (answer->unnamed_series > 0)
+    st.reason = std::to_string(answer->unnamed_series) + " series without __name__";
+  entries_[key].expires = now + options_.ttl;
+  out.exporters.push_back(std::move(st));
+}
 
-  // Pins whose probe failed are query APIs that are down; unpinned failures are only probes.
+// What the status page shows: pins whose probe failed (query APIs that are down; unpinned failures
+// are only probes), every cached verdict, and a note per pin.
+void QueryApiFallback::Report(const std::vector<QueryApiCandidate>& candidates,
+                              const std::vector<ServicePin>& pins, QueryApiResult& out) const {
   for (const auto& c : candidates) {
     if (!c.pinned || c.Key() == out.chosen) continue;
     auto it = entries_.find(c.Key());
@@ -389,10 +395,9 @@ QueryApiCycle QueryApiFallback::RunCycle(kube::ApiClient& client,
     st.bytes = it->second.bytes;
     out.exporters.push_back(std::move(st));
   }
-
   for (const auto& [key, e] : entries_)
     out.probes.push_back(
-        {AsCandidate(e.candidate), e.verdict, e.probed_unix, probed_now.count(key) > 0});
+        {AsCandidate(e.candidate), e.verdict, e.probed_unix, probed_now_.count(key) > 0});
   for (const ServicePin& pin : pins) {
     const std::string key = ServiceKey(pin.namespace_, pin.service, pin.port);
     std::string note;
@@ -406,7 +411,6 @@ QueryApiCycle QueryApiFallback::RunCycle(kube::ApiClient& client,
              " query-API probes per cycle)";
     out.pin_notes[pin.text] = note;
   }
-  return out;
 }
 
 }  // namespace gpuattr::discovery

@@ -22,10 +22,6 @@ std::optional<double> ErrorsOf(const sources::InferenceReading& r) {
 
 }  // namespace
 
-std::string KeyText(const ServerKey& key) {
-  return key.namespace_ + "/" + key.pod + "/" + key.engine + "/" + key.model;
-}
-
 std::optional<double> CounterIncrease(const std::optional<double>& previous,
                                       const std::optional<double>& current) {
   if (!previous || !current) return std::nullopt;

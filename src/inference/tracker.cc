@@ -11,10 +11,10 @@ namespace {
 
 std::optional<double> PodPower(const attribution::Attribution* a, const ServerKey& key) {
   if (!a) return std::nullopt;
-  const attribution::PodId id{key.namespace_, key.pod};
-  auto it = std::lower_bound(
-      a->pods.begin(), a->pods.end(), id,
-      [](const attribution::Pod& p, const attribution::PodId& i) { return p.id < i; });
+  const kube::PodId id{key.namespace_, key.pod};
+  auto it =
+      std::lower_bound(a->pods.begin(), a->pods.end(), id,
+                       [](const attribution::Pod& p, const kube::PodId& i) { return p.id < i; });
   if (it != a->pods.end() && it->id == id) return it->power_watts;  // pods are sorted by id
   return std::nullopt;
 }
@@ -22,11 +22,13 @@ std::optional<double> PodPower(const attribution::Attribution* a, const ServerKe
 }  // namespace
 
 std::vector<std::pair<ServerKey, const sources::InferenceReading*>> KeysOf(
-    const std::vector<ServerScrape>& scrapes) {
+    const std::vector<sources::ExporterReadings>& scrapes) {
   std::vector<std::pair<ServerKey, const sources::InferenceReading*>> out;
   std::set<ServerKey> used;
-  for (const ServerScrape& s : scrapes) {
-    for (const sources::InferenceReading& r : s.readings.models) {
+  for (const sources::ExporterReadings& s : scrapes) {
+    const auto* inference = std::get_if<sources::InferenceReadings>(&s.readings);
+    if (!inference) continue;
+    for (const sources::InferenceReading& r : inference->models) {
       ServerKey key{s.namespace_, s.pod, std::string(sources::EngineKindName(r.kind)), r.model};
       // "a/llama" and "b/llama" in one pod would share a label set: keep them apart by the full
       // name. The same model_name twice (one pod scraped on two ports) is kept once.
@@ -38,13 +40,16 @@ std::vector<std::pair<ServerKey, const sources::InferenceReading*>> KeysOf(
   return out;
 }
 
-InferenceView BuildView(const std::string& cluster, const std::vector<ServerScrape>& scrapes,
+InferenceView BuildView(const std::string& cluster,
+                        const std::vector<sources::ExporterReadings>& scrapes,
                         const PreviousReadings& previous, std::chrono::steady_clock::time_point now,
                         const attribution::Attribution* attribution) {
   InferenceView view;
   view.cluster = cluster;
   std::map<std::string, std::string> node_of;  // "ns/pod" → node
-  for (const ServerScrape& s : scrapes) node_of.emplace(s.namespace_ + "/" + s.pod, s.node);
+  for (const sources::ExporterReadings& s : scrapes)
+    if (std::holds_alternative<sources::InferenceReadings>(s.readings))
+      node_of.emplace(s.namespace_ + "/" + s.pod, s.node);
 
   for (auto& [key, reading] : KeysOf(scrapes)) {
     const sources::InferenceReading& r = *reading;
@@ -75,7 +80,7 @@ InferenceView BuildView(const std::string& cluster, const std::vector<ServerScra
 }
 
 InferenceView InferenceTracker::Update(const std::string& cluster,
-                                       const std::vector<ServerScrape>& scrapes,
+                                       const std::vector<sources::ExporterReadings>& scrapes,
                                        std::chrono::steady_clock::time_point now,
                                        const attribution::Attribution* attribution) {
   InferenceView view = BuildView(cluster, scrapes, previous_, now, attribution);

@@ -10,12 +10,12 @@ bool IsDraGpuDevice(const ResourceSlice& slice, const DraDevice& device) {
   return device.type == "gpu" || device.type == "mig";
 }
 
-const std::set<PodRef>* DraGpuIndex::HoldersOf(std::string_view uuid, bool mig_slice) const {
+const std::set<PodId>* DraGpuIndex::HoldersOf(std::string_view uuid, bool mig_slice) const {
   if (uuid.empty()) return nullptr;
   auto own = by_uuid.find(uuid);
   auto slices = by_parent_uuid.find(uuid);
-  const std::set<PodRef>* a = own != by_uuid.end() ? &own->second : nullptr;
-  const std::set<PodRef>* b = slices != by_parent_uuid.end() ? &slices->second : nullptr;
+  const std::set<PodId>* a = own != by_uuid.end() ? &own->second : nullptr;
+  const std::set<PodId>* b = slices != by_parent_uuid.end() ? &slices->second : nullptr;
   if (mig_slice) std::swap(a, b);
   return a != nullptr ? a : b;
 }
@@ -38,14 +38,14 @@ DraGpuIndex IndexDraGpus(const ClusterObjects& objects) {
   }
   for (const auto& [key, claim] : objects.resource_claims) {
     if (!claim.allocated) continue;
-    std::set<PodRef> pods;
+    std::set<PodId> pods;
     for (const DraConsumer& c : claim.reserved_for) {
       if (c.resource != "pods") continue;
       const Pod* pod = objects.FindPod(claim.namespace_, c.name);
       if (pod == nullptr || (!c.uid.empty() && !pod->uid.empty() && c.uid != pod->uid)) continue;
       const bool holds =
           pod->phase == "Running" || (pod->phase == "Pending" && !pod->node_name.empty());
-      if (holds) pods.emplace(claim.namespace_, c.name);
+      if (holds) pods.insert(PodId{claim.namespace_, c.name});
     }
     if (pods.empty()) continue;
     for (const DraAllocatedDevice& r : claim.results) {
@@ -53,7 +53,7 @@ DraGpuIndex IndexDraGpus(const ClusterObjects& objects) {
                                              std::string_view(r.device)));
       if (it == devices.end()) continue;
       const DraDevice& d = *it->second;
-      for (const PodRef& p : pods) {
+      for (const PodId& p : pods) {
         if (!d.uuid.empty()) out.by_uuid[d.uuid].insert(p);
         if (!d.parent_uuid.empty()) out.by_parent_uuid[d.parent_uuid].insert(p);
         out.holders.emplace(p, claim.Key());

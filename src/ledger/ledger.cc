@@ -10,7 +10,7 @@ Ledger::Ledger(LedgerParams params, LedgerState initial)
     : params_(params), state_(std::move(initial)) {}
 
 LedgerView Ledger::Record(const attribution::Attribution& a, double now,
-                          const std::set<attribution::PodId>* in_cluster) {
+                          const std::set<kube::PodId>* in_cluster) {
   // The interval since the last successful cycle, when it may be integrated over.
   std::optional<double> dt;
   bool continuous = false;  // the previous cycle watched these pods recently enough
@@ -23,7 +23,7 @@ LedgerView Ledger::Record(const attribution::Attribution& a, double now,
   LedgerView view;
   view.cluster = a.cluster;
   view.recorded_unix = now;
-  std::map<attribution::PodId, PodRecord> pods;
+  std::map<kube::PodId, PodRecord> pods;
   for (const attribution::Pod& p : a.pods) {
     auto old = state_.pods.find(p.id);
     const PodRecord* prev = nullptr;

@@ -52,7 +52,7 @@ LedgerState DecodeCluster(const json& j, const std::string& where) {
     const std::string at = where + ".pods[" + std::to_string(i) + "]";
     const json& p = pods[i];
     if (!p.is_object()) throw std::runtime_error(at + " is not an object");
-    attribution::PodId id{GetString(p, "namespace", at), GetString(p, "pod", at)};
+    kube::PodId id{GetString(p, "namespace", at), GetString(p, "pod", at)};
     PodRecord r;
     r.node = GetString(p, "node", at);
     r.idle_since_unix = GetOptional(p, "idle_since_unix", at);

@@ -67,7 +67,7 @@ constexpr FamilySpec kFamilies[] = {
 
 void Build(const Snapshot& s, FamilyWriter& w) {
   for (const ClusterSnapshot& c : s.clusters)
-    if (c.allocation) WriteAllocation(*c.allocation, w);
+    if (c.latest.output) WriteAllocation(c.latest.output->allocation, w);
 }
 
 Labels NodeLabels(const std::string& cluster, const std::string& node) {

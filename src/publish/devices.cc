@@ -68,7 +68,7 @@ constexpr FamilySpec kFamilies[] = {kInfo,     kUtil,  kSm,   kTensor, kDram,   
 
 void Build(const Snapshot& s, FamilyWriter& w) {
   for (const ClusterSnapshot& c : s.clusters)
-    if (c.attribution) WriteDevices(*c.attribution, w);
+    if (c.latest.output) WriteDevices(c.latest.output->attribution, w);
 }
 
 }  // namespace
@@ -99,7 +99,7 @@ void WriteDevices(const attribution::Attribution& a, FamilyWriter& w) {
   for (const attribution::Device& d : a.devices)
     if (d.pods) w.Add(kPods, DeviceLabels(a.cluster, d.id), static_cast<double>(*d.pods));
   for (const attribution::Device& d : a.devices)
-    for (const attribution::PodId& p : d.candidate_pods) {
+    for (const kube::PodId& p : d.candidate_pods) {
       Labels l = DeviceLabels(a.cluster, d.id);
       l.emplace("namespace", p.namespace_);
       l.emplace("pod", p.name);

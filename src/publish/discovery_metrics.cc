@@ -108,7 +108,8 @@ std::string RenderDiscoverySection(const discovery::DiscoveryReport& report, dou
 const FamilyGroup kDiscoveryGroup{"discovery", kSpecs,
                                   [](const Snapshot& snapshot, FamilyWriter& writer) {
                                     for (const ClusterSnapshot& c : snapshot.clusters)
-                                      if (c.discovery) AddDiscoveryFamilies(*c.discovery, writer);
+                                      if (c.latest.discovery)
+                                        AddDiscoveryFamilies(*c.latest.discovery, writer);
                                   }};
 
 }  // namespace gpuattr::publish

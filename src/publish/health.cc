@@ -31,7 +31,7 @@ constexpr FamilySpec kFamilies[] = {kDeviceHealth, kIssue, kNodeHealth};
 
 void Build(const Snapshot& s, FamilyWriter& w) {
   for (const ClusterSnapshot& c : s.clusters)
-    if (c.attribution) WriteHealth(*c.attribution, w);
+    if (c.latest.output) WriteHealth(c.latest.output->attribution, w);
 }
 
 }  // namespace
@@ -63,8 +63,8 @@ void WriteHealth(const attribution::Attribution& a, FamilyWriter& w) {
 std::string RenderHealthSection(const Snapshot& s) {
   std::string rows;
   for (const ClusterSnapshot& c : s.clusters) {
-    if (!c.attribution) continue;
-    const attribution::Attribution& a = *c.attribution;
+    if (!c.latest.output) continue;
+    const attribution::Attribution& a = c.latest.output->attribution;
     for (const health::NodeHealth& n : a.node_health) {
       if (n.state != health::State::kCritical && n.state != health::State::kWarning) continue;
       rows += "<tr><td>" + HtmlEscape(c.cluster) + "</td><td>node " + HtmlEscape(n.node) +

@@ -58,7 +58,7 @@ constexpr FamilySpec kFamilies[] = {kKvCache, kRunning,   kWaiting,        kGenT
 
 void Build(const Snapshot& s, FamilyWriter& w) {
   for (const ClusterSnapshot& c : s.clusters)
-    if (c.inference) WriteInference(*c.inference, w);
+    if (c.latest.output) WriteInference(c.latest.output->inference, w);
 }
 
 // A server that exports no model_name gets no `model` label (absent, not "").

@@ -37,7 +37,7 @@ Labels PodNodeLabels(const std::string& cluster, const ledger::PodLedger& p) {
 
 void Build(const Snapshot& s, FamilyWriter& w) {
   for (const ClusterSnapshot& c : s.clusters)
-    if (c.ledger) WriteLedger(*c.ledger, w);
+    if (c.latest.output) WriteLedger(c.latest.output->ledger, w);
 }
 
 }  // namespace

@@ -41,7 +41,7 @@ constexpr FamilySpec kFamilies[] = {kDevicesInUse, kGpuEq,   kGpuPods,  kUtil,
 
 void Build(const Snapshot& s, FamilyWriter& w) {
   for (const ClusterSnapshot& c : s.clusters)
-    if (c.attribution) WriteNamespaces(*c.attribution, w);
+    if (c.latest.output) WriteNamespaces(c.latest.output->attribution, w);
 }
 
 Labels NsLabels(const attribution::Attribution& a, const attribution::Namespace& n) {

@@ -21,7 +21,7 @@ constexpr FamilySpec kFamilies[] = {kPower, kUnattributed};
 
 void Build(const Snapshot& s, FamilyWriter& w) {
   for (const ClusterSnapshot& c : s.clusters)
-    if (c.attribution) WriteNodePower(*c.attribution, w);
+    if (c.latest.output) WriteNodePower(c.latest.output->attribution, w);
 }
 
 }  // namespace

@@ -55,7 +55,7 @@ constexpr FamilySpec kFamilies[] = {kPodDevice, kUtil,  kMemUsed,     kMemTotal,
 
 void Build(const Snapshot& s, FamilyWriter& w) {
   for (const ClusterSnapshot& c : s.clusters)
-    if (c.attribution) WritePods(*c.attribution, w);
+    if (c.latest.output) WritePods(c.latest.output->attribution, w);
 }
 
 Labels PodNodeLabels(const attribution::Attribution& a, const attribution::Pod& p) {

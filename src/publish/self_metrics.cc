@@ -1,5 +1,5 @@
 // Self-metrics: what gpuattr itself did per cluster (build, reachability, cycle timing, requests).
-#include "gpuattr/app/build_info.h"
+#include "gpuattr/build_info.h"
 #include "gpuattr/publish/families.h"
 
 namespace gpuattr::publish {
@@ -31,11 +31,11 @@ void Build(const Snapshot& s, FamilyWriter& w) {
     w.Add(kBuildInfo,
           {{"cluster", c.cluster}, {"version", build::kVersion}, {"revision", build::kRevision}},
           1);
-    w.Add(kClusterUp, {{"cluster", c.cluster}}, c.up ? 1 : 0);
+    w.Add(kClusterUp, {{"cluster", c.cluster}}, c.latest.up ? 1 : 0);
     if (c.last_success_unix_seconds)
       w.Add(kLastCycle, {{"cluster", c.cluster}}, *c.last_success_unix_seconds);
     if (c.cycles > 0) w.Add(kCycleDuration, {{"cluster", c.cluster}}, c.cycle_duration_seconds);
-    for (const auto& [key, count] : c.apiserver_requests)
+    for (const auto& [key, count] : c.latest.apiserver_requests)
       w.Add(kApiRequests,
             {{"cluster", c.cluster},
              {"verb", key.verb},

@@ -55,11 +55,6 @@ std::array<unsigned char, SHA256_DIGEST_LENGTH> Digest(std::string_view s) {
   return d;
 }
 
-double NowUnix() {
-  using namespace std::chrono;
-  return duration<double>(system_clock::now().time_since_epoch()).count();
-}
-
 std::string Address(const std::string& host, int port) {
   bool v6 = host.find(':') != std::string::npos;
   return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
@@ -150,8 +145,10 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(
       res.set_content("not ready: the first cycle has not finished\n", "text/plain; charset=utf-8");
     }
   });
-  srv.Get("/", [st](const httplib::Request&, httplib::Response& res) {
-    res.set_content(RenderStatusPage(*st->Get(), NowUnix()), "text/html; charset=utf-8");
+  Clock* clock = opt.clock ? opt.clock : &SystemClock();
+  srv.Get("/", [st, clock](const httplib::Request&, httplib::Response& res) {
+    res.set_content(RenderStatusPage(*st->Get(), UnixSeconds(clock->WallNow())),
+                    "text/html; charset=utf-8");
   });
   srv.set_error_handler([](const httplib::Request&, httplib::Response& res) {
     if (res.body.empty() && res.status == 404)

@@ -5,7 +5,7 @@
 #include <ctime>
 
 #include "gpuattr/allocation/types.h"
-#include "gpuattr/app/build_info.h"
+#include "gpuattr/build_info.h"
 #include "gpuattr/discovery/report.h"
 #include "gpuattr/publish/discovery_metrics.h"
 #include "gpuattr/publish/health.h"
@@ -51,8 +51,8 @@ std::string RenderPendingSection(const Snapshot& s) {
   std::string h = "<h2>Pending GPU pods</h2>\n";
   std::string rows;
   for (const ClusterSnapshot& c : s.clusters) {
-    if (!c.allocation) continue;
-    for (const allocation::PendingPod& p : c.allocation->pending) {
+    if (!c.latest.output) continue;
+    for (const allocation::PendingPod& p : c.latest.output->allocation.pending) {
       rows += "<tr><td>" + HtmlEscape(c.cluster) + "</td><td>" +
               HtmlEscape(p.pod.namespace_ + "/" + p.pod.name) + "</td><td>" +
               (p.age_seconds ? FormatSeconds(*p.age_seconds) : std::string("-")) + "</td><td>" +
@@ -118,20 +118,21 @@ std::string RenderStatusPage(const Snapshot& s, double now) {
       if (c.cycles == 0)
         h += "<td class=\"muted\">pending</td>";
       else
-        h += c.up ? "<td class=\"up\">up</td>" : "<td class=\"down\">down</td>";
+        h += c.latest.up ? "<td class=\"up\">up</td>" : "<td class=\"down\">down</td>";
       h += "<td>" + HtmlEscape(When(c.last_success_unix_seconds, now)) + "</td>";
       h += "<td>" + HtmlEscape(When(c.last_attempt_unix_seconds, now)) + "</td>";
       h += "<td>" + (c.cycles ? FormatSeconds(c.cycle_duration_seconds) : std::string("-")) +
            "</td>";
       h += "<td>" + std::to_string(c.cycles) + "</td><td>";
-      if (c.errors.empty()) {
+      if (c.latest.errors.empty()) {
         h += "<span class=\"muted\">none</span>";
       } else {
         h += "<ul>";
-        for (const auto& e : c.errors) h += "<li>" + HtmlEscape(e) + "</li>";
+        for (const auto& e : c.latest.errors) h += "<li>" + HtmlEscape(e) + "</li>";
         h += "</ul>";
       }
-      for (const auto& n : c.notes) h += "<p class=\"muted\">Note: " + HtmlEscape(n) + "</p>";
+      for (const auto& n : c.latest.notes)
+        h += "<p class=\"muted\">Note: " + HtmlEscape(n) + "</p>";
       h += "</td></tr>\n";
     }
     h += "</table>\n";
@@ -141,8 +142,8 @@ std::string RenderStatusPage(const Snapshot& s, double now) {
   h += "<h2>Exporters and probes</h2>\n";
   bool any_report = false;
   for (const auto& c : s.clusters) {
-    if (!c.discovery) continue;
-    h += RenderDiscoverySection(*c.discovery, now);
+    if (!c.latest.discovery) continue;
+    h += RenderDiscoverySection(*c.latest.discovery, now);
     any_report = true;
   }
   if (!any_report)

@@ -35,9 +35,9 @@ DcgmRecord NewRecord(const ResolvedLabels& l, uint32_t line) {
   r.device.uuid = l.Get(LabelKey::kUuid);
   r.device.hostname = l.Get(LabelKey::kHostname);
   if (l.Has(LabelKey::kNamespace) || l.Has(LabelKey::kPod)) {
-    PodRef p;
-    p.namespace_ = l.Get(LabelKey::kNamespace);
-    p.pod = l.Get(LabelKey::kPod);
+    PodLabels p;
+    p.id.namespace_ = l.Get(LabelKey::kNamespace);
+    p.id.name = l.Get(LabelKey::kPod);
     p.container = l.Get(LabelKey::kContainer);
     p.pod_uid = l.Get(LabelKey::kPodUid);
     p.vgpu = l.Get(LabelKey::kVgpu);

@@ -92,8 +92,8 @@ std::string FormatReadings(const DcgmReadings& readings) {
     }
     if (r.pod) {
       out += "  pod";
-      Quoted(out, "namespace", r.pod->namespace_);
-      Quoted(out, "pod", r.pod->pod);
+      Quoted(out, "namespace", r.pod->id.namespace_);
+      Quoted(out, "pod", r.pod->id.name);
       QuotedIfSet(out, "container", r.pod->container);
       QuotedIfSet(out, "pod_uid", r.pod->pod_uid);
       QuotedIfSet(out, "vgpu", r.pod->vgpu);
@@ -125,8 +125,8 @@ std::string FormatReadings(const ProcessReadings& readings) {
   for (const ProcessReading& p : readings.processes) {
     out += "process line=" + std::to_string(p.first_line);
     if (p.pod) {
-      Quoted(out, "namespace", p.pod->namespace_);
-      Quoted(out, "pod", p.pod->pod);
+      Quoted(out, "namespace", p.pod->id.namespace_);
+      Quoted(out, "pod", p.pod->id.name);
       QuotedIfSet(out, "container", p.pod->container);
     } else {
       out += " pod=none";

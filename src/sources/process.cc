@@ -76,9 +76,9 @@ ProcessReadings ReadProcess(const expo::Exposition& exposition) {
       if (inserted) {
         ProcessReading p;
         if (labels.Has(LabelKey::kNamespace) || labels.Has(LabelKey::kPod)) {
-          PodRef pod;
-          pod.namespace_ = labels.Get(LabelKey::kNamespace);
-          pod.pod = labels.Get(LabelKey::kPod);
+          PodLabels pod;
+          pod.id.namespace_ = labels.Get(LabelKey::kNamespace);
+          pod.id.name = labels.Get(LabelKey::kPod);
           pod.container = labels.Get(LabelKey::kContainer);
           p.pod = std::move(pod);
         }

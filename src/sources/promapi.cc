@@ -251,6 +251,26 @@ std::vector<PromNodeReadings> ReadPromSeries(const std::vector<RepairedSeries>& 
   return out;
 }
 
+Result<QueryAnswer> ReadQueryAnswer(std::string_view body, std::string_view source,
+                                    const PodLookup& lookup) {
+  Result<DecodedQuery> decoded = DecodeQueryResponse(body, source);
+  if (!decoded) return decoded.error();
+  QueryAnswer out;
+  out.invalid_series = decoded->invalid_series;
+  out.first_invalid = std::move(decoded->first_invalid);
+  std::vector<RepairedSeries> series;
+  series.reserve(decoded->series.size());
+  for (const QuerySeries& s : decoded->series) {
+    if (auto r = RepairSeries(s, lookup))
+      series.push_back(std::move(*r));
+    else
+      ++out.unnamed_series;
+  }
+  DeduplicateReplicas(series);
+  out.nodes = ReadPromSeries(series);
+  return out;
+}
+
 std::vector<std::string> NeededFamilies() {
   std::set<std::string> names;
   for (const DcgmFieldAlias& a : DcgmFieldAliases()) names.emplace(a.name);

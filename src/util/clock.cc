@@ -100,11 +100,6 @@ int FakeClock::BlockedSleepers() const {
   return blocked_;
 }
 
-void FakeClock::SetWallNow(std::chrono::system_clock::time_point t) {
-  std::lock_guard<std::mutex> lock(mu_);
-  wall_ = t;
-}
-
 std::vector<std::chrono::milliseconds> FakeClock::Sleeps() const {
   std::lock_guard<std::mutex> lock(mu_);
   return sleeps_;

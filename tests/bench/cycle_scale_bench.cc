@@ -1,7 +1,9 @@
 // DESIGN section 9, scale: a synthetic 1,000-node cluster (8 GPUs per node, half of the nodes
 // MIG-partitioned, ~16,000 GPU pods) through the pure stages of one cycle: parse and read every
-// node's dcgm-exporter body, attribute, build the scheduler view, render /metrics. The HTTP side
-// (proxy GETs through the apiserver) is not included: this measures gpuattr's own work per cycle.
+// node's dcgm-exporter body, then the daemon's stage function (app::RunStages: attribute,
+// allocate, node health, inference, ledger), render /metrics. Attribute and Allocate are also
+// timed alone. The HTTP side (proxy GETs through the apiserver) is not included: this measures
+// gpuattr's own work per cycle.
 //
 //   build/tests/cycle_scale_bench --benchmark_counters_tabular=true
 //
@@ -15,6 +17,7 @@
 
 #include "gpuattr/allocation/allocation.h"
 #include "gpuattr/allocation/types.h"
+#include "gpuattr/app/stages.h"
 #include "gpuattr/attribution/attribution.h"
 #include "gpuattr/expo/parser.h"
 #include "gpuattr/kube/objects.h"
@@ -41,6 +44,7 @@ std::string NodeName(int n) { return "gpu-node-" + std::to_string(n); }
 struct Cluster {
   std::vector<std::string> bodies;  // one dcgm-exporter body per node
   kube::ClusterObjects objects;
+  std::shared_ptr<const kube::ClusterObjects> shared_objects;  // the same, as the stages take it
   size_t bytes = 0;
 };
 
@@ -125,13 +129,14 @@ const Cluster& Synthetic() {
       c->bytes += body.size();
       c->bodies.push_back(std::move(body));
     }
+    c->shared_objects = std::make_shared<const kube::ClusterObjects>(c->objects);
     return c;
   }();
   return *cluster;
 }
 
-std::vector<attribution::ExporterReadings> ParseAndRead(const Cluster& c) {
-  std::vector<attribution::ExporterReadings> out;
+std::vector<sources::ExporterReadings> ParseAndRead(const Cluster& c) {
+  std::vector<sources::ExporterReadings> out;
   out.reserve(c.bodies.size());
   expo::Exposition e;
   for (size_t n = 0; n < c.bodies.size(); ++n) {
@@ -175,32 +180,50 @@ void BM_Attribute(benchmark::State& state) {
 
 void BM_Allocate(benchmark::State& state) {
   const Cluster& c = Synthetic();
-  const attribution::Attribution a =
-      attribution::Attribute({"scale", c.objects, ParseAndRead(c), {}});
+  const auto readings = ParseAndRead(c);
+  const attribution::Attribution a = attribution::Attribute({"scale", c.objects, readings, {}});
   for (auto _ : state)
     benchmark::DoNotOptimize(allocation::Allocate({"scale", c.objects, a, 1764460800}));
   Counters(state);
 }
 
-publish::Snapshot MakeSnapshot(const Cluster& c, std::vector<attribution::ExporterReadings> r) {
-  auto a = std::make_shared<attribution::Attribution>(
-      attribution::Attribute({"scale", c.objects, std::move(r), {}}));
-  auto alloc = std::make_shared<allocation::Allocation>(
-      allocation::Allocate({"scale", c.objects, *a, 1764460800}));
+// The daemon's own stage function (app/stages.h) on one cycle's input; `state` carries the
+// ledger and inference readings from cycle to cycle as a session does.
+publish::CycleOutput Stages(const Cluster& c, std::vector<sources::ExporterReadings> readings,
+                            app::StageState& state, double now_unix) {
+  app::CycleInput in;
+  in.cluster = "scale";
+  in.objects = c.shared_objects;
+  in.readings = std::move(readings);
+  in.now_unix = now_unix;
+  return app::RunStages(in, state, {});
+}
+
+publish::Snapshot MakeSnapshot(publish::CycleOutput output) {
   publish::Snapshot s;
   s.complete = true;
   publish::ClusterSnapshot cs;
   cs.cluster = "scale";
-  cs.up = true;
-  cs.attribution = a;
-  cs.allocation = alloc;
+  cs.latest.up = true;
+  cs.latest.output = std::make_shared<const publish::CycleOutput>(std::move(output));
   s.clusters.push_back(std::move(cs));
   return s;
 }
 
+// attribute → allocate → node health → inference → ledger, steady state (20 s cycles).
+void BM_RunStages(benchmark::State& state) {
+  const Cluster& c = Synthetic();
+  const auto readings = ParseAndRead(c);
+  app::StageState stages;
+  double now = 1764460800;
+  for (auto _ : state) benchmark::DoNotOptimize(Stages(c, readings, stages, now += 20));
+  Counters(state);
+}
+
 void BM_RenderMetrics(benchmark::State& state) {
   const Cluster& c = Synthetic();
-  const publish::Snapshot s = MakeSnapshot(c, ParseAndRead(c));
+  app::StageState stages;
+  const publish::Snapshot s = MakeSnapshot(Stages(c, ParseAndRead(c), stages, 1764460800));
   size_t bytes = 0;
   for (auto _ : state) {
     std::string text = publish::RenderText(s);
@@ -211,10 +234,13 @@ void BM_RenderMetrics(benchmark::State& state) {
   Counters(state);
 }
 
+// What one cycle of the daemon computes after the GETs: parse+read, the stages, the render.
 void BM_FullCycleStages(benchmark::State& state) {
   const Cluster& c = Synthetic();
+  app::StageState stages;
+  double now = 1764460800;
   for (auto _ : state) {
-    publish::Snapshot s = MakeSnapshot(c, ParseAndRead(c));
+    publish::Snapshot s = MakeSnapshot(Stages(c, ParseAndRead(c), stages, now += 20));
     benchmark::DoNotOptimize(publish::RenderText(s));
   }
   Counters(state);
@@ -223,6 +249,7 @@ void BM_FullCycleStages(benchmark::State& state) {
 BENCHMARK(BM_ParseAndRead)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Attribute)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Allocate)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RunStages)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RenderMetrics)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_FullCycleStages)->Unit(benchmark::kMillisecond);
 

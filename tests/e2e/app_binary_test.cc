@@ -15,7 +15,7 @@
 #include <sstream>
 #include <thread>
 
-#include "gpuattr/app/build_info.h"
+#include "gpuattr/build_info.h"
 #include "gpuattr/publish/families.h"
 
 extern char** environ;
@@ -224,12 +224,12 @@ TEST(AppPromtool, RenderedExpositionIsClean) {
   for (const char* name : {"kind-gpu", "prod \"eu\"\\x"}) {
     gpuattr::publish::ClusterSnapshot c;
     c.cluster = name;
-    c.up = true;
+    c.latest.up = true;
     c.cycles = 2;
     c.cycle_duration_seconds = 1.5;
     c.last_success_unix_seconds = 1764460800.25;
-    c.apiserver_requests[{"list", "pods", "200"}] = 3;
-    c.apiserver_requests[{"get", "pods/proxy", "error"}] = 1;
+    c.latest.apiserver_requests[{"list", "pods", "200"}] = 3;
+    c.latest.apiserver_requests[{"get", "pods/proxy", "error"}] = 1;
     s.clusters.push_back(c);
   }
   TempDir dir;

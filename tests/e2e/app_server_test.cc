@@ -24,11 +24,12 @@ std::shared_ptr<SnapshotStore> StoreWith(std::string cluster, bool complete) {
   s->complete = complete;
   ClusterSnapshot c;
   c.cluster = std::move(cluster);
-  c.up = complete;
+  c.latest.up = complete;
   c.cycles = complete ? 1 : 0;
   c.cycle_duration_seconds = 0.5;
   for (int i = 0; i < 200; ++i)  // enough text for compression to matter
-    c.apiserver_requests[{"get", "pods/proxy", std::to_string(200 + i)}] = static_cast<uint64_t>(i);
+    c.latest.apiserver_requests[{"get", "pods/proxy", std::to_string(200 + i)}] =
+        static_cast<uint64_t>(i);
   s->clusters.push_back(std::move(c));
   store->Publish(std::move(s));
   return store;

@@ -10,7 +10,7 @@
 #include <set>
 #include <thread>
 
-#include "gpuattr/discovery/session.h"
+#include "gpuattr/app/kube_session.h"
 #include "gpuattr/kube/http_transport.h"
 #include "gpuattr/kube/kubeconfig.h"
 #include "gpuattr/publish/discovery_metrics.h"
@@ -20,6 +20,9 @@
 
 namespace gpuattr::discovery {
 namespace {
+
+using app::KubeClusterSession;
+using app::KubeSessionOptions;
 
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
@@ -55,7 +58,7 @@ struct Harness : testing::SessionHarness {
 };
 
 std::string Proxy(const std::string& ns, const std::string& pod, int port) {
-  return ProxyMetricsPath(ns, pod, port);
+  return scrape::ProxyMetricsPath(ns, pod, port);
 }
 
 const ExporterStatus* FindExporter(const DiscoveryReport& r, const std::string& pod) {
@@ -81,9 +84,9 @@ TEST(DiscoverySession, FindsExportersByImageLabelNameAndPinNeverStaticPods) {
   EXPECT_EQ(h.server->CountRequests("proxy", "/api/v1/namespaces/kube-system/"), 0u);
   EXPECT_EQ(c->report.outcome_counts.at("accepted"), 3u);
   EXPECT_EQ(c->report.outcome_counts.at("pinned"), 1u);
-  ASSERT_EQ(c->input.exporters.size(), 4u);
+  ASSERT_EQ(c->input.readings.size(), 4u);
   std::map<std::string, std::string> node_of;
-  for (const auto& e : c->input.exporters) {
+  for (const auto& e : c->input.readings) {
     node_of[e.pod] = e.node;
     const auto& d = std::get<sources::DcgmReadings>(e.readings);
     EXPECT_EQ(d.records.size(), 2u) << e.pod;
@@ -132,7 +135,7 @@ TEST(DiscoverySession, BadExportersDoNotHoldBackTheGoodOnes) {
   ASSERT_TRUE(h.Start("disc-faults", opts));
   auto c1 = h.Cycle();
   ASSERT_TRUE(c1->up);
-  ASSERT_EQ(c1->input.exporters.size(), 6u);
+  ASSERT_EQ(c1->input.readings.size(), 6u);
 
   // Cycle 2: four known exporters go bad.
   testing::FaultRule slow;
@@ -157,9 +160,9 @@ TEST(DiscoverySession, BadExportersDoNotHoldBackTheGoodOnes) {
   EXPECT_LT(took, seconds(20));
 
   std::set<std::string> good;
-  for (const auto& e : c2->input.exporters) good.insert(e.pod);
+  for (const auto& e : c2->input.readings) good.insert(e.pod);
   EXPECT_EQ(good, (std::set<std::string>{"dcgm-exporter-good-1", "dcgm-exporter-good-2"}));
-  for (const auto& e : c2->input.exporters)
+  for (const auto& e : c2->input.readings)
     EXPECT_EQ(std::get<sources::DcgmReadings>(e.readings).records.size(), 2u);
   for (std::string bad : {"slow", "garbage", "truncated", "huge"}) {
     const ExporterStatus* e = FindExporter(c2->report, "dcgm-exporter-" + bad);
@@ -189,7 +192,7 @@ TEST(DiscoverySession, FailedScrapeRediscoversAndReplacedPodIsPickedUpWithoutRel
   const std::string gfd = Proxy("gpu-operator", "gpu-feature-discovery-x1", 8080);
   auto c1 = h.Cycle();
   ASSERT_TRUE(c1->up);
-  ASSERT_EQ(c1->input.exporters.size(), 1u);
+  ASSERT_EQ(c1->input.readings.size(), 1u);
   EXPECT_EQ(h.server->CountRequests("proxy", gfd), 1u);
 
   // The exporter stops answering: exporter_up 0 now, all candidates probed again next cycle.
@@ -223,8 +226,8 @@ TEST(DiscoverySession, FailedScrapeRediscoversAndReplacedPodIsPickedUpWithoutRel
 
   h.clock.Advance(seconds(20));
   auto c4 = h.Cycle();
-  ASSERT_EQ(c4->input.exporters.size(), 1u);
-  EXPECT_EQ(c4->input.exporters[0].pod, "nvidia-dcgm-exporter-bbbbb");
+  ASSERT_EQ(c4->input.readings.size(), 1u);
+  EXPECT_EQ(c4->input.readings[0].pod, "nvidia-dcgm-exporter-bbbbb");
   EXPECT_EQ(FindExporter(c4->report, "nvidia-dcgm-exporter-aaaaa"), nullptr);  // series gone
   EXPECT_EQ(h.server->CountRequests("list"), lists);                           // no relist
 }
@@ -238,32 +241,32 @@ TEST(DiscoverySession, LedgerCountsEnergyAndWritesTheStateFile) {
   opts.state_file = ledger::StateFile::Open(state.string(), true);
   Harness h;
   ASSERT_TRUE(h.Start("basic", opts));
-  app::CycleResult first = h.session->RunCycle();
+  publish::CycleResult first = h.session->RunCycle();
   ASSERT_TRUE(first.up);
-  ASSERT_TRUE(first.attribution && first.ledger);
+  ASSERT_TRUE(first.output);
   h.clock.Advance(seconds(20));
-  app::CycleResult second = h.session->RunCycle();
-  ASSERT_TRUE(second.ledger);
-  EXPECT_EQ(second.ledger->cluster, "fake");
+  publish::CycleResult second = h.session->RunCycle();
+  ASSERT_TRUE(second.output);
+  EXPECT_EQ(second.output->ledger.cluster, "fake");
   // The exporter's readings may change between scrapes: trapezoid of the two cycles' power.
-  std::map<attribution::PodId, double> before;
-  for (const attribution::Pod& p : first.attribution->pods)
+  std::map<kube::PodId, double> before;
+  for (const attribution::Pod& p : first.output->attribution.pods)
     if (p.power_watts) before[p.id] = *p.power_watts;
   size_t with_power = 0;
-  for (const attribution::Pod& p : second.attribution->pods) {
+  for (const attribution::Pod& p : second.output->attribution.pods) {
     if (!p.power_watts || !before.count(p.id)) continue;
     ++with_power;
-    auto it = std::find_if(second.ledger->pods.begin(), second.ledger->pods.end(),
+    auto it = std::find_if(second.output->ledger.pods.begin(), second.output->ledger.pods.end(),
                            [&](const ledger::PodLedger& l) { return l.id == p.id; });
-    ASSERT_NE(it, second.ledger->pods.end()) << p.id.name;
+    ASSERT_NE(it, second.output->ledger.pods.end()) << p.id.name;
     EXPECT_NEAR(it->energy_joules.value_or(-1), (before[p.id] + *p.power_watts) / 2 * 20, 1e-6)
         << p.id.name;
   }
   EXPECT_GT(with_power, 0u) << "scenario basic should attribute power to a pod";
   auto saved = ledger::StateFile::Open(state.string(), true)->Load("fake");
   EXPECT_EQ(saved, opts.state_file->Load("fake"));
-  EXPECT_EQ(saved.last_cycle_unix, second.ledger->recorded_unix);
-  EXPECT_EQ(saved.pods.size(), second.ledger->pods.size());
+  EXPECT_EQ(saved.last_cycle_unix, second.output->ledger.recorded_unix);
+  EXPECT_EQ(saved.pods.size(), second.output->ledger.pods.size());
   std::error_code ec;
   fs::remove_all(state.parent_path(), ec);
 }

@@ -10,8 +10,8 @@
 #include <thread>
 
 #include "gpuattr/allocation/types.h"
+#include "gpuattr/app/kube_session.h"
 #include "gpuattr/attribution/types.h"
-#include "gpuattr/discovery/session.h"
 #include "gpuattr/kube/http_transport.h"
 #include "gpuattr/kube/kubeconfig.h"
 #include "support/fake_apiserver.h"
@@ -20,6 +20,9 @@
 
 namespace gpuattr::discovery {
 namespace {
+
+using app::KubeClusterSession;
+using app::KubeSessionOptions;
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -79,7 +82,7 @@ struct Harness : testing::SessionHarness {
   size_t DraRequests() const { return server->CountRequests("", kDraPrefix); }
 };
 
-std::string Errors(const app::CycleResult& r) {
+std::string Errors(const publish::CycleResult& r) {
   std::string out;
   for (const auto& e : r.errors) out += e + "\n";
   return out;
@@ -92,8 +95,8 @@ const attribution::Device* FindDevice(const attribution::Attribution& a, const s
   return nullptr;
 }
 
-std::vector<attribution::PodId> Pods(std::initializer_list<std::pair<const char*, const char*>> l) {
-  std::vector<attribution::PodId> out;
+std::vector<kube::PodId> Pods(std::initializer_list<std::pair<const char*, const char*>> l) {
+  std::vector<kube::PodId> out;
   for (const auto& [ns, name] : l) out.push_back({ns, name});
   return out;
 }
@@ -141,20 +144,20 @@ void ExpectDraObjects(const kube::ClusterObjects& objects) {
 TEST(DraSession, ClaimsNameTheCandidatePodsOfDevicesWithoutPodLabels) {
   Harness h;
   ASSERT_TRUE(h.Start(LoadDra()));
-  app::CycleResult r = h.session->RunCycle();
+  publish::CycleResult r = h.session->RunCycle();
   ASSERT_TRUE(r.up) << Errors(r);
   EXPECT_EQ(Errors(r), "");
   EXPECT_TRUE(r.notes.empty());
-  auto cycle = h.session->LastCycle();
-  ExpectDraObjects(*cycle->input.objects);  // the first cycle already sees DRA
+  auto input = h.LastInput();
+  ExpectDraObjects(*input->objects);  // the first cycle already sees DRA
   for (const auto& d : h.session->object_cache().DraStatuses()) {
     EXPECT_EQ(d.state, kube::DraState::kWatching) << d.resource;
     EXPECT_EQ(d.version, "v1") << d.resource;
     EXPECT_TRUE(d.synced) << d.resource;
   }
 
-  ASSERT_NE(r.attribution, nullptr);
-  const attribution::Attribution& a = *r.attribution;
+  ASSERT_NE(r.output, nullptr);
+  const attribution::Attribution& a = r.output->attribution;
   const auto* gpu0 = FindDevice(a, "0", std::nullopt);
   ASSERT_NE(gpu0, nullptr);
   EXPECT_EQ(gpu0->tier, attribution::Tier::kDcgmNoPod);
@@ -175,7 +178,7 @@ TEST(DraSession, ClaimsNameTheCandidatePodsOfDevicesWithoutPodLabels) {
 
   // Holding a DRA GPU makes the serving pod an inference target.
   bool llm_probed = false;
-  for (const auto& p : cycle->report.probes) {
+  for (const auto& p : r.discovery->probes) {
     if (p.candidate.pod != "llm-dra-0") continue;
     llm_probed = true;
     EXPECT_THAT(p.candidate.why,
@@ -185,14 +188,14 @@ TEST(DraSession, ClaimsNameTheCandidatePodsOfDevicesWithoutPodLabels) {
 
   // Issue 8's acceptance through the decoder, the cache and the allocation stage together: the
   // node's 4 DRA devices, 2 of them held, and the 8-GPU claim hinted.
-  ASSERT_NE(r.allocation, nullptr);
-  const allocation::Allocation& alloc = *r.allocation;
+  ASSERT_NE(r.output, nullptr);
+  const allocation::Allocation& alloc = r.output->allocation;
   ASSERT_EQ(alloc.nodes.size(), 1u);
   EXPECT_EQ(alloc.nodes[0].node, "dgx-a");
   EXPECT_EQ(alloc.nodes[0].capacity, 4);
   EXPECT_EQ(alloc.nodes[0].requested, 2);
   ASSERT_EQ(alloc.pending.size(), 1u);
-  EXPECT_EQ(alloc.pending[0].pod, (attribution::PodId{"ml", "big-train"}));
+  EXPECT_EQ(alloc.pending[0].pod, (kube::PodId{"ml", "big-train"}));
   EXPECT_EQ(alloc.pending[0].hint.code, "dra_exceeds_node_max");
   EXPECT_EQ(alloc.pending[0].hint.message,
             "Needs 8 gpu on one node (claim eight-gpus); the most any node offers is 2.");
@@ -202,7 +205,7 @@ TEST(DraSession, ClaimsNameTheCandidatePodsOfDevicesWithoutPodLabels) {
   EXPECT_EQ(h.server->CountRequests("list", std::string(kDraPrefix) + "/v1/resourceslices"), 1u);
   EXPECT_EQ(h.server->CountRequests("list", std::string(kDraPrefix) + "/v1/resourceclaims"), 1u);
   for (int i = 0; i < 3; ++i) {
-    app::CycleResult again = h.session->RunCycle();
+    publish::CycleResult again = h.session->RunCycle();
     EXPECT_TRUE(again.up) << Errors(again);
   }
   EXPECT_EQ(h.server->CountRequests("list"), lists);
@@ -221,9 +224,9 @@ TEST(DraSession, ClaimChangesArriveByWatch) {
     if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
   ASSERT_TRUE(gone);
-  app::CycleResult r = h.session->RunCycle();
-  ASSERT_NE(r.attribution, nullptr);
-  const auto* slice = FindDevice(*r.attribution, "2", std::string("1"));
+  publish::CycleResult r = h.session->RunCycle();
+  ASSERT_NE(r.output, nullptr);
+  const auto* slice = FindDevice(r.output->attribution, "2", std::string("1"));
   ASSERT_NE(slice, nullptr);
   EXPECT_TRUE(slice->candidate_pods.empty());  // DRA still knows the card: its slices are free
   EXPECT_EQ(h.server->CountRequests("list"), lists);
@@ -234,16 +237,16 @@ TEST(DraSession, ReadsV1beta1BodiesWhenOnlyV1beta1IsServed) {
   ToV1beta1(sc);
   Harness h;
   ASSERT_TRUE(h.Start(std::move(sc)));
-  app::CycleResult r = h.session->RunCycle();
+  publish::CycleResult r = h.session->RunCycle();
   ASSERT_TRUE(r.up) << Errors(r);
   EXPECT_EQ(Errors(r), "");
-  ExpectDraObjects(*h.session->LastCycle()->input.objects);
+  ExpectDraObjects(*h.LastInput()->objects);
   for (const auto& d : h.session->object_cache().DraStatuses()) EXPECT_EQ(d.version, "v1beta1");
   // One discovery GET chose the version: no LIST was wasted on v1 or v1beta2.
   EXPECT_EQ(h.server->CountRequests("", std::string(kDraPrefix) + "/v1/"), 0u);
   EXPECT_EQ(h.server->CountRequests("", std::string(kDraPrefix) + "/v1beta2/"), 0u);
-  ASSERT_NE(r.attribution, nullptr);
-  EXPECT_EQ(FindDevice(*r.attribution, "0", std::nullopt)->candidate_pods,
+  ASSERT_NE(r.output, nullptr);
+  EXPECT_EQ(FindDevice(r.output->attribution, "0", std::nullopt)->candidate_pods,
             Pods({{"ml", "llm-dra-0"}}));
 }
 
@@ -257,10 +260,10 @@ TEST(DraSession, MovesToTheNextVersionOnlyOn404) {
   sc.faults.push_back(not_served);
   Harness h;
   ASSERT_TRUE(h.Start(std::move(sc)));
-  app::CycleResult r = h.session->RunCycle();
+  publish::CycleResult r = h.session->RunCycle();
   ASSERT_TRUE(r.up) << Errors(r);
   EXPECT_EQ(Errors(r), "");  // a 404 on the way is no error
-  ExpectDraObjects(*h.session->LastCycle()->input.objects);
+  ExpectDraObjects(*h.LastInput()->objects);
   for (const auto& d : h.session->object_cache().DraStatuses()) {
     EXPECT_EQ(d.state, kube::DraState::kWatching);
     EXPECT_EQ(d.version, "v1beta2");
@@ -273,14 +276,14 @@ TEST(DraSession, NoDraGroupIsSkippedQuietly) {
   sc.dra_versions.clear();  // the group is not served: every resource.k8s.io path is 404
   Harness h;
   ASSERT_TRUE(h.Start(std::move(sc)));
-  app::CycleResult r = h.session->RunCycle();
+  publish::CycleResult r = h.session->RunCycle();
   ASSERT_TRUE(r.up) << Errors(r);
   EXPECT_EQ(Errors(r), "");
   EXPECT_TRUE(r.notes.empty());
   const size_t after_first = h.DraRequests();
   EXPECT_EQ(after_first, 1u);  // the group's discovery document, once for both kinds
   for (int i = 0; i < 4; ++i) {
-    app::CycleResult again = h.session->RunCycle();
+    publish::CycleResult again = h.session->RunCycle();
     EXPECT_TRUE(again.up) << Errors(again);
     EXPECT_EQ(Errors(again), "");
     EXPECT_TRUE(again.notes.empty());
@@ -302,7 +305,7 @@ TEST(DraSession, ForbiddenClaimsGiveOneNoteNotAnErrorLoop) {
   sc.faults.push_back(forbidden);
   Harness h;
   ASSERT_TRUE(h.Start(std::move(sc), /*real_api_clock=*/true));
-  app::CycleResult r = h.session->RunCycle();
+  publish::CycleResult r = h.session->RunCycle();
   ASSERT_TRUE(r.up) << Errors(r);  // DRA is optional: the cluster stays up
   EXPECT_EQ(Errors(r), "");
   ASSERT_EQ(r.notes.size(), 1u);
@@ -310,7 +313,7 @@ TEST(DraSession, ForbiddenClaimsGiveOneNoteNotAnErrorLoop) {
   EXPECT_THAT(r.notes[0], HasSubstr("config/kubernetes/clusterrole.yaml"));
   EXPECT_THAT(r.notes[0], HasSubstr("gpuattr-reader"));
   for (int i = 0; i < 4; ++i) {
-    app::CycleResult again = h.session->RunCycle();
+    publish::CycleResult again = h.session->RunCycle();
     EXPECT_TRUE(again.up);
     EXPECT_EQ(Errors(again), "");
     EXPECT_EQ(again.notes, r.notes);  // the same single note, not one more per cycle

@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "gpuattr/app/kube_session.h"
 #include "gpuattr/attribution/types.h"
-#include "gpuattr/discovery/session.h"
 #include "gpuattr/inference/inference.h"
 #include "gpuattr/kube/http_transport.h"
 #include "gpuattr/kube/kubeconfig.h"
@@ -22,6 +22,9 @@
 
 namespace gpuattr::discovery {
 namespace {
+
+using app::KubeClusterSession;
+using app::KubeSessionOptions;
 
 namespace fs = std::filesystem;
 using std::chrono::seconds;
@@ -60,14 +63,12 @@ class InferenceSession : public ::testing::Test {
     if (!dir_.empty()) fs::remove_all(dir_, ec);
   }
 
-  static std::string Render(const app::CycleResult& r) {
+  static std::string Render(const publish::CycleResult& r) {
     publish::Snapshot s;
     s.complete = true;
     publish::ClusterSnapshot c;
     c.cluster = "lab";
-    c.up = r.up;
-    c.attribution = r.attribution;
-    c.inference = r.inference;
+    c.latest = r;
     s.clusters.push_back(c);
     return publish::RenderText(s);
   }
@@ -83,11 +84,11 @@ constexpr char kLabels[] =
     "pod=\"vllm-llama-0\"} ";
 
 TEST_F(InferenceSession, TwoCyclesGiveRatesSaturationAndTokensPerJoule) {
-  app::CycleResult first = session_->RunCycle();
+  publish::CycleResult first = session_->RunCycle();
   ASSERT_TRUE(first.up) << ::testing::PrintToString(first.errors);
-  ASSERT_TRUE(first.inference);
-  ASSERT_EQ(first.inference->servers.size(), 1u);
-  const inference::Server& s1 = first.inference->servers[0];
+  ASSERT_TRUE(first.output);
+  ASSERT_EQ(first.output->inference.servers.size(), 1u);
+  const inference::Server& s1 = first.output->inference.servers[0];
   EXPECT_EQ(s1.key, (inference::ServerKey{"ml", "vllm-llama-0", "vllm", "Llama-3.1-8B-Instruct"}));
   EXPECT_EQ(s1.node, "gpu-l40s-a");
   EXPECT_EQ(s1.kv_cache_usage, 0.41);
@@ -100,11 +101,11 @@ TEST_F(InferenceSession, TwoCyclesGiveRatesSaturationAndTokensPerJoule) {
   EXPECT_THAT(text1, Not(HasSubstr("gpuattr_inference_generation_tokens_per_second{")));
 
   clock_.Advance(seconds(20));
-  app::CycleResult second = session_->RunCycle();
+  publish::CycleResult second = session_->RunCycle();
   ASSERT_TRUE(second.up);
-  ASSERT_TRUE(second.inference);
-  ASSERT_EQ(second.inference->servers.size(), 1u);
-  const inference::Server& s2 = second.inference->servers[0];
+  ASSERT_TRUE(second.output);
+  ASSERT_EQ(second.output->inference.servers.size(), 1u);
+  const inference::Server& s2 = second.output->inference.servers[0];
   ASSERT_TRUE(s2.rates.generation_tokens_per_second);
   EXPECT_NEAR(*s2.rates.generation_tokens_per_second, 1000, 1e-9);
   EXPECT_NEAR(*s2.rates.prompt_tokens_per_second, 3000, 1e-9);

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <sstream>
 
-#include "gpuattr/discovery/session.h"
+#include "gpuattr/app/kube_session.h"
 #include "gpuattr/kube/http_transport.h"
 #include "gpuattr/kube/kubeconfig.h"
 #include "support/fake_apiserver.h"
@@ -18,6 +18,9 @@
 
 namespace gpuattr::discovery {
 namespace {
+
+using app::KubeClusterSession;
+using app::KubeSessionOptions;
 
 namespace fs = std::filesystem;
 using std::chrono::seconds;
@@ -69,9 +72,9 @@ std::string Summary(const attribution::Attribution& a) {
 std::string DirectSummary() {
   Harness h;
   if (!h.Start("attr-a100-mixed")) return "direct scenario did not start";
-  app::CycleResult r = h.session->RunCycle();
-  if (!r.attribution) return "direct scenario: no attribution";
-  return Summary(*r.attribution);
+  publish::CycleResult r = h.session->RunCycle();
+  if (!r.output) return "direct scenario: no attribution";
+  return Summary(r.output->attribution);
 }
 
 const ExporterStatus* FindExporter(const DiscoveryReport& r, const std::string& pod) {
@@ -86,36 +89,36 @@ TEST(QueryApiFallbackE2E, KubePrometheusStackGivesTheSameAttributionAsTheDirectS
 
   Harness h;
   ASSERT_TRUE(h.Start("prom-a100-mixed"));
-  app::CycleResult r = h.session->RunCycle();
+  publish::CycleResult r = h.session->RunCycle();
   ASSERT_TRUE(r.up);
-  ASSERT_TRUE(r.attribution);
-  EXPECT_EQ(Summary(*r.attribution), direct);
+  ASSERT_TRUE(r.output);
+  EXPECT_EQ(Summary(r.output->attribution), direct);
 
   // The exporter pod was probed (503), then one probe and one query on Thanos, nothing else.
   EXPECT_EQ(h.ProxyGets("/api/v1/namespaces/gpu-operator/pods/"), 1u);
   EXPECT_EQ(h.ProxyGets("/api/v1/namespaces/monitoring/services/thanos-query:10902/"), 2u);
   EXPECT_EQ(h.ProxyGets(), 3u);
 
-  auto cycle = h.session->LastCycle();
-  ASSERT_TRUE(cycle);
-  const ExporterStatus* api = FindExporter(cycle->report, "thanos-query");
+  auto input = h.LastInput();
+  ASSERT_TRUE(input);
+  const ExporterStatus* api = FindExporter(*r.discovery, "thanos-query");
   ASSERT_NE(api, nullptr);
   EXPECT_EQ(api->kind, "prometheus");
   EXPECT_EQ(api->namespace_, "monitoring");
   EXPECT_TRUE(api->up);
   EXPECT_EQ(api->parse_errors, 0u);
-  ASSERT_EQ(cycle->input.exporters.size(), 1u);
-  EXPECT_EQ(cycle->input.exporters[0].node, "dgx-a100-1");  // from the node label
-  const auto& dcgm = std::get<sources::DcgmReadings>(cycle->input.exporters[0].readings);
+  ASSERT_EQ(input->readings.size(), 1u);
+  EXPECT_EQ(input->readings[0].node, "dgx-a100-1");  // from the node label
+  const auto& dcgm = std::get<sources::DcgmReadings>(input->readings[0].readings);
   EXPECT_EQ(dcgm.records.size(), 48u);
   EXPECT_EQ(dcgm.stats.duplicate_samples, 0u);  // the HA replicas were merged before reading
-  EXPECT_TRUE(cycle->report.nothing_found.empty());
+  EXPECT_TRUE(r.discovery->nothing_found.empty());
 
   // Steady state: one query per cycle, no probe within the 60 s cache.
   h.clock.Advance(seconds(20));
-  app::CycleResult r2 = h.session->RunCycle();
-  ASSERT_TRUE(r2.attribution);
-  EXPECT_EQ(Summary(*r2.attribution), direct);
+  publish::CycleResult r2 = h.session->RunCycle();
+  ASSERT_TRUE(r2.output);
+  EXPECT_EQ(Summary(r2.output->attribution), direct);
   EXPECT_EQ(h.ProxyGets("/api/v1/namespaces/monitoring/services/thanos-query:10902/"), 3u);
   EXPECT_EQ(h.ProxyGets("/api/v1/namespaces/gpu-operator/pods/"), 1u);
   EXPECT_EQ(h.ProxyGets(), 4u);
@@ -127,19 +130,19 @@ TEST(QueryApiFallbackE2E, APinnedServiceIsUsedAndItsNodeComesFromTheExporterPod)
   options.discovery.pins = *ParsePins({"monitoring/svc/kube-prometheus-stack-prometheus:http-web"});
   Harness h;
   ASSERT_TRUE(h.Start("prom-a100-mixed", options));
-  app::CycleResult r = h.session->RunCycle();
-  ASSERT_TRUE(r.attribution);
-  EXPECT_EQ(Summary(*r.attribution), direct);
+  publish::CycleResult r = h.session->RunCycle();
+  ASSERT_TRUE(r.output);
+  EXPECT_EQ(Summary(r.output->attribution), direct);
   EXPECT_EQ(h.ProxyGets("/api/v1/namespaces/monitoring/services/"
                         "kube-prometheus-stack-prometheus:http-web/"),
             2u);
   EXPECT_EQ(h.ProxyGets("/api/v1/namespaces/monitoring/services/thanos-query"), 0u);
-  auto cycle = h.session->LastCycle();
-  ASSERT_EQ(cycle->input.exporters.size(), 1u);
-  EXPECT_EQ(cycle->input.exporters[0].node, "dgx-a100-1");  // no node label: the exporter pod's
-  ASSERT_EQ(cycle->report.pins.size(), 1u);
-  EXPECT_NE(cycle->report.pins[0].note.find("queried"), std::string::npos)
-      << cycle->report.pins[0].note;
+  auto input = h.LastInput();
+  ASSERT_EQ(input->readings.size(), 1u);
+  EXPECT_EQ(input->readings[0].node, "dgx-a100-1");  // no node label: the exporter pod's
+  ASSERT_EQ(r.discovery->pins.size(), 1u);
+  EXPECT_NE(r.discovery->pins[0].note.find("queried"), std::string::npos)
+      << r.discovery->pins[0].note;
 }
 
 }  // namespace

@@ -79,8 +79,9 @@ Loaded Load(const std::string& name) {
   if (!c.ok()) return l;
   l.c = std::move(*c);
   if (name == "dra") AddDraFixtureRecords(l.c.objects);
-  l.attribution = AttributeCase(l.c);
-  l.allocation = allocation::Allocate({"test", l.c.objects, l.attribution, kNow});
+  publish::CycleOutput out = RunCase(l.c, "test", kNow);
+  l.attribution = std::move(out.attribution);
+  l.allocation = std::move(out.allocation);
   return l;
 }
 
@@ -88,7 +89,9 @@ Loaded Load(const std::string& name) {
 std::string RenderAllocation(const allocation::Allocation& a) {
   publish::ClusterSnapshot cs;
   cs.cluster = a.cluster;
-  cs.allocation = std::make_shared<allocation::Allocation>(a);
+  auto out = std::make_shared<publish::CycleOutput>();
+  out->allocation = a;
+  cs.latest.output = std::move(out);
   return gpuattr::testing::RenderGroups(std::move(cs), {"allocation"});
 }
 
@@ -101,14 +104,14 @@ TEST(AllocationDraScenario, NodeHoldsTwoDevicesAndTheEightGpuJobIsHinted) {
   EXPECT_EQ(a.nodes[0].allocatable, 4);
   EXPECT_EQ(a.nodes[0].requested, 2);
   ASSERT_EQ(a.pending.size(), 1u);
-  EXPECT_EQ(a.pending[0].pod, (attribution::PodId{"ml", "big-train"}));
+  EXPECT_EQ(a.pending[0].pod, (kube::PodId{"ml", "big-train"}));
   EXPECT_EQ(a.pending[0].hint.code, "dra_exceeds_node_max");
   EXPECT_EQ(a.pending[0].hint.message,
             "Needs 8 gpu on one node (claim eight-gpus); the most any node offers is 2.");
   ASSERT_EQ(a.pods.size(), 2u);
-  EXPECT_EQ(a.pods[0].pod, (attribution::PodId{"ml", "llm-dra-0"}));
+  EXPECT_EQ(a.pods[0].pod, (kube::PodId{"ml", "llm-dra-0"}));
   EXPECT_EQ(a.pods[0].requested, (allocation::ResourceCounts{{"gpu.nvidia.com/gpu", 1}}));
-  EXPECT_EQ(a.pods[1].pod, (attribution::PodId{"research", "notebook-mig"}));
+  EXPECT_EQ(a.pods[1].pod, (kube::PodId{"research", "notebook-mig"}));
   EXPECT_EQ(a.pods[1].requested, (allocation::ResourceCounts{{"gpu.nvidia.com/mig-3g.40gb", 1}}));
 }
 

@@ -1,6 +1,6 @@
-// Test harness for attribution: a scenario folder (fixtures/scenarios/NAME, the fake
-// apiserver's format) or inline exposition text → AttributionInput → Attribution → the text of
-// the attribution family groups, rendered through the publish group table.
+// Test harness for the stages: a scenario folder (fixtures/scenarios/NAME, the fake apiserver's
+// format) or inline exposition text → a CycleInput → app::RunStages, the daemon's own stage
+// function → the text of the family groups, rendered through the publish group table.
 #pragma once
 
 #include <filesystem>
@@ -11,6 +11,7 @@
 
 #include <prometheus/text_serializer.h>
 
+#include "gpuattr/app/stages.h"
 #include "gpuattr/attribution/attribution.h"
 #include "gpuattr/expo/parser.h"
 #include "gpuattr/kube/decode.h"
@@ -27,15 +28,15 @@ namespace gpuattr::testing {
 struct AttributionCase {
   std::string name;
   kube::ClusterObjects objects;
-  std::vector<attribution::ExporterReadings> exporters;
+  std::vector<sources::ExporterReadings> exporters;
 };
 
 // Parses one exporter body and reads it as dcgm or process (by content, as discovery does).
-inline Result<attribution::ExporterReadings> ReadExporter(std::string ns, std::string pod,
-                                                          std::string node, std::string_view body) {
+inline Result<sources::ExporterReadings> ReadExporter(std::string ns, std::string pod,
+                                                      std::string node, std::string_view body) {
   expo::Exposition ex;
   expo::Parse(body, ex);
-  attribution::ExporterReadings e{std::move(ns), std::move(pod), std::move(node), {}};
+  sources::ExporterReadings e{std::move(ns), std::move(pod), std::move(node), {}};
   switch (sources::ClassifyBody(body).kind) {
     case sources::BodyKind::kDcgm:
       e.readings = sources::ReadDcgm(ex);
@@ -79,10 +80,21 @@ inline Result<AttributionCase> LoadAttributionCase(const std::filesystem::path& 
   return c;
 }
 
+// One cycle of the case through the daemon's stages, with fresh state (no earlier cycle).
+inline publish::CycleOutput RunCase(const AttributionCase& c, const std::string& cluster = "test",
+                                    double now_unix = 1764460800) {
+  app::CycleInput in;
+  in.cluster = cluster;
+  in.objects = std::make_shared<const kube::ClusterObjects>(c.objects);
+  in.readings = c.exporters;
+  in.now_unix = now_unix;
+  app::StageState state;
+  return app::RunStages(in, state, {});
+}
+
 inline attribution::Attribution AttributeCase(const AttributionCase& c,
                                               const std::string& cluster = "test") {
-  attribution::AttributionInput in{cluster, c.objects, c.exporters, {}};
-  return attribution::Attribute(in);
+  return RunCase(c, cluster).attribution;
 }
 
 // The families of the attribution groups only (not self-metrics, whose labels carry the build's
@@ -106,7 +118,9 @@ inline std::string RenderGroups(publish::ClusterSnapshot cluster,
 inline std::string RenderAttribution(const attribution::Attribution& a) {
   publish::ClusterSnapshot cs;
   cs.cluster = a.cluster;
-  cs.attribution = std::make_shared<attribution::Attribution>(a);
+  auto out = std::make_shared<publish::CycleOutput>();
+  out->attribution = a;
+  cs.latest.output = std::move(out);
   return RenderGroups(std::move(cs), {"devices", "pods", "namespaces", "node_power", "health"});
 }
 
@@ -149,12 +163,13 @@ inline attribution::Attribution RichAttribution(const std::string& cluster = "te
       "uuid=\"P0\"} 1\ngpu_total_memory_bytes{gpu=\"0\",uuid=\"P0\"} 8e9\n"
       "gpu_power_usage_watts{gpu=\"0\",uuid=\"P0\"} 80\n";
   std::string plain = "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"N0\"} 30\n";
-  std::vector<attribution::ExporterReadings> exporters;
+  AttributionCase c;
+  c.objects = *objects;
   for (auto [node, body] :
        {std::pair<std::string, std::string>{"n1", dcgm}, {"n2", proc}, {"n3", plain}})
-    if (auto e = ReadExporter("gpu", "exp-" + node, node, body)) exporters.push_back(std::move(*e));
-  return attribution::Attribute(
-      attribution::AttributionInput{cluster, *objects, std::move(exporters), {}});
+    if (auto e = ReadExporter("gpu", "exp-" + node, node, body))
+      c.exporters.push_back(std::move(*e));
+  return AttributeCase(c, cluster);
 }
 
 inline std::vector<std::filesystem::path> AttributionScenarioDirs() {

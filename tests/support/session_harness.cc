@@ -9,8 +9,7 @@
 
 namespace gpuattr::testing {
 
-::testing::AssertionResult SessionHarness::Start(Scenario scenario,
-                                                 discovery::KubeSessionOptions options,
+::testing::AssertionResult SessionHarness::Start(Scenario scenario, app::KubeSessionOptions options,
                                                  bool real_api_clock) {
   server = std::make_unique<FakeApiServer>(std::move(scenario));
   if (Status s = server->Start(); !s.ok()) return ::testing::AssertionFailure() << s.message();
@@ -29,21 +28,30 @@ namespace gpuattr::testing {
   options.clock = &clock;
   options.api.clock = real_api_clock ? nullptr : &clock;
   options.sync_timeout = std::chrono::seconds(20);
-  session = std::make_unique<discovery::KubeClusterSession>(
+  options.observe_input = [this](const app::CycleInput& in) {
+    last_input_ = std::make_shared<const app::CycleInput>(in);
+  };
+  session = std::make_unique<app::KubeClusterSession>(
       "fake", std::shared_ptr<kube::Transport>(std::move(*transport)), std::move(options));
   return ::testing::AssertionSuccess();
 }
 
 ::testing::AssertionResult SessionHarness::Start(const std::string& scenario_name,
-                                                 discovery::KubeSessionOptions options) {
+                                                 app::KubeSessionOptions options) {
   auto sc = LoadScenario(FixturePath("scenarios/" + scenario_name));
   if (!sc.ok()) return ::testing::AssertionFailure() << sc.error().message;
   return Start(std::move(*sc), std::move(options));
 }
 
-std::shared_ptr<const discovery::SessionCycle> SessionHarness::Cycle() {
-  session->RunCycle();
-  return session->LastCycle();
+std::shared_ptr<const SessionCycle> SessionHarness::Cycle() {
+  last_input_.reset();
+  auto c = std::make_shared<SessionCycle>();
+  c->result = session->RunCycle();
+  c->up = c->result.up;
+  c->errors = c->result.errors;
+  if (c->result.discovery) c->report = *c->result.discovery;
+  if (last_input_) c->input = *last_input_;
+  return c;
 }
 
 SessionHarness::~SessionHarness() {

@@ -8,6 +8,7 @@
 #include "gpuattr/allocation/resources.h"
 #include "gpuattr/publish/allocation.h"
 #include "gpuattr/publish/status_page.h"
+#include "support/snapshots.h"
 
 namespace gpuattr::allocation {
 namespace {
@@ -456,7 +457,7 @@ std::vector<prometheus::MetricFamily> Families(const Allocation& a) {
   publish::Snapshot s;
   publish::ClusterSnapshot c;
   c.cluster = a.cluster;
-  c.allocation = std::make_shared<const Allocation>(a);
+  gpuattr::testing::MutableOutput(c).allocation = a;
   s.clusters.push_back(c);
   return publish::BuildFamilies(s);
 }
@@ -516,7 +517,7 @@ TEST(AllocationStatusPage, ListsPendingPodsWithTheirHintEscaped) {
   s.complete = true;
   publish::ClusterSnapshot c;
   c.cluster = "c1";
-  c.allocation = std::make_shared<const Allocation>(w.Run());
+  gpuattr::testing::MutableOutput(c).allocation = w.Run();
   s.clusters.push_back(c);
   std::string page = publish::RenderStatusPage(s, 5000);
   EXPECT_NE(page.find("Pending GPU pods"), std::string::npos);
@@ -524,7 +525,7 @@ TEST(AllocationStatusPage, ListsPendingPodsWithTheirHintEscaped) {
   EXPECT_NE(page.find("resource_not_offered"), std::string::npos);
   EXPECT_NE(page.find("No node offers mig-2g.20gb."), std::string::npos);
 
-  s.clusters[0].allocation = std::make_shared<const Allocation>(MixedMigNode().Run());
+  gpuattr::testing::MutableOutput(s.clusters[0]).allocation = MixedMigNode().Run();
   EXPECT_NE(publish::RenderStatusPage(s, 5000).find("No pending GPU pods."), std::string::npos);
 }
 

@@ -27,8 +27,8 @@ class FakeSession : public ClusterSession {
  public:
   explicit FakeSession(std::string name, bool up = true) : up_(up), name_(std::move(name)) {}
   std::string Cluster() const override { return name_; }
-  CycleResult RunCycle() override {
-    CycleResult r;
+  publish::CycleResult RunCycle() override {
+    publish::CycleResult r;
     int n = ++cycles_;
     if (block_until_cancel_) {
       std::unique_lock<std::mutex> lock(mu_);
@@ -103,22 +103,22 @@ TEST_F(AppLoopTest, PublishesOnlyCompleteSnapshotsAndKeepsLastSuccess) {
   auto first = loop.RunOnce();
   EXPECT_EQ(store->Get(), first);
   EXPECT_TRUE(first->complete);
-  EXPECT_TRUE(first->clusters[0].up);
+  EXPECT_TRUE(first->clusters[0].latest.up);
   EXPECT_TRUE(first->clusters[0].last_success_unix_seconds.has_value());
-  EXPECT_FALSE(first->clusters[1].up);
+  EXPECT_FALSE(first->clusters[1].latest.up);
   EXPECT_FALSE(first->clusters[1].last_success_unix_seconds.has_value());
-  ASSERT_EQ(first->clusters[1].errors.size(), 1u);
-  EXPECT_EQ(first->clusters[0].apiserver_requests.at({"list", "pods", "200"}), 1u);
+  ASSERT_EQ(first->clusters[1].latest.errors.size(), 1u);
+  EXPECT_EQ(first->clusters[0].latest.apiserver_requests.at({"list", "pods", "200"}), 1u);
 
   a->up_ = false;  // the cluster goes away: the last success time stays, marking stale data
   auto second = loop.RunOnce();
-  EXPECT_FALSE(second->clusters[0].up);
+  EXPECT_FALSE(second->clusters[0].latest.up);
   EXPECT_EQ(second->clusters[0].last_success_unix_seconds,
             first->clusters[0].last_success_unix_seconds);
   EXPECT_EQ(second->clusters[0].cycles, 2u);
-  EXPECT_EQ(second->clusters[0].apiserver_requests.at({"list", "pods", "200"}), 2u);
+  EXPECT_EQ(second->clusters[0].latest.apiserver_requests.at({"list", "pods", "200"}), 2u);
   // The snapshot published earlier is immutable: readers holding it see the old values.
-  EXPECT_TRUE(first->clusters[0].up);
+  EXPECT_TRUE(first->clusters[0].latest.up);
 
   std::string logs = Logs();
   EXPECT_THAT(logs, HasSubstr("level=info msg=\"cycle finished\" cluster=a up=true"));
@@ -137,11 +137,11 @@ TEST_F(AppLoopTest, ClustersRunInParallel) {
    public:
     MeetSession(std::string n, Rendezvous& r) : name_(std::move(n)), r_(r) {}
     std::string Cluster() const override { return name_; }
-    CycleResult RunCycle() override {
+    publish::CycleResult RunCycle() override {
       std::unique_lock<std::mutex> lock(r_.mu);
       r_.arrived++;
       r_.cv.notify_all();
-      CycleResult res;
+      publish::CycleResult res;
       res.up = r_.cv.wait_for(lock, 5s, [&] { return r_.arrived >= 2; });
       return res;
     }
@@ -156,8 +156,8 @@ TEST_F(AppLoopTest, ClustersRunInParallel) {
   sessions.push_back(std::make_unique<MeetSession>("y", r));
   CycleLoop loop(std::move(sessions), std::make_shared<publish::SnapshotStore>());
   auto snap = loop.RunOnce();
-  EXPECT_TRUE(snap->clusters[0].up);
-  EXPECT_TRUE(snap->clusters[1].up);
+  EXPECT_TRUE(snap->clusters[0].latest.up);
+  EXPECT_TRUE(snap->clusters[1].latest.up);
 }
 
 TEST_F(AppLoopTest, SigtermStopsTheLoopDuringTheWait) {

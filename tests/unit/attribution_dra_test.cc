@@ -83,7 +83,7 @@ kube::ClusterObjects Objects() {
 TEST(DraGpuIndex, HoldersByUuidAndByParentCard) {
   kube::ClusterObjects o = Objects();
   kube::DraGpuIndex idx = kube::IndexDraGpus(o);
-  using Set = std::set<kube::PodRef>;
+  using Set = std::set<kube::PodId>;
   EXPECT_EQ(idx.by_uuid.at("U0"), (Set{{"ml", "llm"}}));
   // U1 is known and free: the Succeeded pod and the claim of a replaced pod (uid differs) hold
   // nothing, and the NIC driver's "U1" is not a GPU.
@@ -131,14 +131,14 @@ TEST(AttributionDra, TierThreeCandidatesComeFromClaimsElseTheNodesGpuPods) {
     for (const auto& d : a.devices)
       if (d.id.gpu == gpu && d.id.gpu_instance == gi) return d.candidate_pods;
     ADD_FAILURE() << "no device " << gpu;
-    return std::vector<PodId>{};
+    return std::vector<kube::PodId>{};
   };
-  EXPECT_EQ(candidates("0", std::nullopt), (std::vector<PodId>{{"ml", "llm"}}));
+  EXPECT_EQ(candidates("0", std::nullopt), (std::vector<kube::PodId>{{"ml", "llm"}}));
   EXPECT_TRUE(candidates("1", std::nullopt).empty());
   // DRA says nothing about U2: the node's pods holding GPU resources.
-  EXPECT_EQ(candidates("2", std::nullopt), (std::vector<PodId>{{"ml", "plain"}}));
-  EXPECT_EQ(candidates("3", "1"), (std::vector<PodId>{{"lab", "nb"}}));
-  EXPECT_EQ(candidates("3", "2"), (std::vector<PodId>{{"lab", "nb"}}));
+  EXPECT_EQ(candidates("2", std::nullopt), (std::vector<kube::PodId>{{"ml", "plain"}}));
+  EXPECT_EQ(candidates("3", "1"), (std::vector<kube::PodId>{{"lab", "nb"}}));
+  EXPECT_EQ(candidates("3", "2"), (std::vector<kube::PodId>{{"lab", "nb"}}));
   EXPECT_TRUE(a.pods.empty());  // never an owner
 
   std::map<std::string, size_t> gpu_pods;
@@ -158,7 +158,7 @@ TEST(AttributionDra, ADraHolderUsingItsGpuIsNotUnrequestedUse) {
   ASSERT_TRUE(e.ok());
   Attribution a = Attribute(AttributionInput{"c1", o, {std::move(*e)}, {}});
   ASSERT_EQ(a.pods.size(), 1u);
-  EXPECT_EQ(a.pods[0].id, (PodId{"ml", "llm"}));
+  EXPECT_EQ(a.pods[0].id, (kube::PodId{"ml", "llm"}));
   EXPECT_FALSE(a.pods[0].unrequested_gpu_use);
 }
 

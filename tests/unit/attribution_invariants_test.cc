@@ -148,7 +148,7 @@ TEST(AttributionInvariantsReal, HoldOnRealCaptures) {
     if (!ex) continue;  // inference bodies and the like
     SCOPED_TRACE(e.path().filename().string());
     kube::ClusterObjects objects;
-    std::vector<ExporterReadings> exporters;
+    std::vector<sources::ExporterReadings> exporters;
     exporters.push_back(std::move(*ex));
     Attribution a = Attribute(AttributionInput{"real", objects, std::move(exporters), {}});
     CheckInvariants(a);

@@ -15,7 +15,7 @@ constexpr double kMiB = 1048576;
 // One dcgm-exporter body on `node` → Attribution.
 struct Feed {
   kube::ClusterObjects objects;
-  std::vector<ExporterReadings> exporters;
+  std::vector<sources::ExporterReadings> exporters;
 
   Feed& Dcgm(const std::string& node, const std::string& body, const std::string& pod = "dcgm") {
     auto e = ReadExporter("gpu-operator", pod, node, body);

@@ -6,8 +6,10 @@
 #include <thread>
 
 #include "gpuattr/discovery/discovery.h"
+#include "gpuattr/kube/api_client.h"
 #include "gpuattr/publish/discovery_metrics.h"
 #include "gpuattr/publish/families.h"
+#include "gpuattr/sources/body.h"
 #include "support/fake_transport.h"
 #include "support/pods.h"
 
@@ -51,13 +53,15 @@ const std::string kGfdPath =
 struct Fixture {
   FakeClock clock;
   std::shared_ptr<FakeTransport> transport = std::make_shared<FakeTransport>("test");
-  std::unique_ptr<kube::ApiClient> client;
+  std::shared_ptr<kube::ApiClient> client;
+  std::unique_ptr<scrape::Fetcher> fetcher;
   std::unique_ptr<Discovery> discovery;
 
   explicit Fixture(DiscoveryOptions options = {}) {
     kube::ApiClientOptions ao;
     ao.clock = &clock;
-    client = std::make_unique<kube::ApiClient>(transport, ao);
+    client = std::make_shared<kube::ApiClient>(transport, ao);
+    fetcher = scrape::MakeApiFetcher(client);
     discovery = std::make_unique<Discovery>("test", std::move(options), clock);
   }
   size_t ProxyGets() const { return transport->CountRequests("/api/v1/namespaces/"); }
@@ -69,23 +73,23 @@ const ExporterStatus* FindExporter(const DiscoveryReport& r, const std::string& 
   return nullptr;
 }
 
-TEST(DiscoveryCycle, ProbesClassifiesAndScrapesOncePerCycle) {
+TEST(DiscoveryResult, ProbesClassifiesAndScrapesOncePerCycle) {
   Fixture f;
   f.transport->SetDefault(kDcgmPath, FakeReply::Json(kDcgmBody));
   f.transport->SetDefault(kGfdPath, FakeReply::Json("go_goroutines 12\n"));
   auto objects = GpuCluster();
 
-  DiscoveryCycle c1 = f.discovery->RunCycle(*f.client, objects);
+  DiscoveryResult c1 = f.discovery->RunCycle(*f.fetcher, *objects);
   EXPECT_EQ(f.ProxyGets(), 2u);  // the probe's body is also the first scrape
   EXPECT_EQ(c1.report.probed_this_cycle, 2u);
   EXPECT_EQ(c1.report.outcome_counts.at("accepted"), 1u);
   EXPECT_EQ(c1.report.outcome_counts.at("unrecognised"), 1u);
   EXPECT_EQ(c1.report.outcome_counts.at("error"), 0u);
   EXPECT_TRUE(c1.report.nothing_found.empty());
-  ASSERT_EQ(c1.input.exporters.size(), 1u);
-  EXPECT_EQ(c1.input.exporters[0].pod, "dcgm-exporter-a");
-  EXPECT_EQ(c1.input.exporters[0].node, "node-a");
-  const auto& dcgm = std::get<sources::DcgmReadings>(c1.input.exporters[0].readings);
+  ASSERT_EQ(c1.readings.size(), 1u);
+  EXPECT_EQ(c1.readings[0].pod, "dcgm-exporter-a");
+  EXPECT_EQ(c1.readings[0].node, "node-a");
+  const auto& dcgm = std::get<sources::DcgmReadings>(c1.readings[0].readings);
   ASSERT_EQ(dcgm.records.size(), 1u);
   EXPECT_DOUBLE_EQ(*dcgm.records[0].values.power_watts, 250);
   // An unrecognised candidate is no exporter: only the dcgm one has exporter_* series.
@@ -102,47 +106,47 @@ TEST(DiscoveryCycle, ProbesClassifiesAndScrapesOncePerCycle) {
 
   // Steady state: one scrape per cycle, no probe until the 60 s cache runs out.
   f.clock.Advance(seconds(20));
-  DiscoveryCycle c2 = f.discovery->RunCycle(*f.client, objects);
+  DiscoveryResult c2 = f.discovery->RunCycle(*f.fetcher, *objects);
   EXPECT_EQ(f.ProxyGets(), 3u);
   EXPECT_EQ(f.transport->CountRequests(kGfdPath), 1u);
   EXPECT_EQ(c2.report.probed_this_cycle, 0u);
-  EXPECT_EQ(c2.input.exporters.size(), 1u);
+  EXPECT_EQ(c2.readings.size(), 1u);
   f.clock.Advance(seconds(20));
-  f.discovery->RunCycle(*f.client, objects);
+  f.discovery->RunCycle(*f.fetcher, *objects);
   f.clock.Advance(seconds(20));  // 60 s after the probe: the unrecognised one is probed again
-  DiscoveryCycle c4 = f.discovery->RunCycle(*f.client, objects);
+  DiscoveryResult c4 = f.discovery->RunCycle(*f.fetcher, *objects);
   EXPECT_EQ(f.transport->CountRequests(kGfdPath), 2u);
   EXPECT_EQ(f.transport->CountRequests(kDcgmPath), 4u);
   EXPECT_EQ(c4.report.probed_this_cycle, 1u);
 }
 
-TEST(DiscoveryCycle, AFailedScrapeReDiscoversNextCycle) {
+TEST(DiscoveryResult, AFailedScrapeReDiscoversNextCycle) {
   Fixture f;
   f.transport->SetDefault(kDcgmPath, FakeReply::Json(kDcgmBody));
   f.transport->SetDefault(kGfdPath, FakeReply::Json("go_goroutines 12\n"));
   auto objects = GpuCluster();
-  f.discovery->RunCycle(*f.client, objects);
+  f.discovery->RunCycle(*f.fetcher, *objects);
   f.transport->Enqueue(kDcgmPath, FakeReply::Json("{\"kind\":\"Status\"}", 503));
   f.clock.Advance(seconds(20));
-  DiscoveryCycle failed = f.discovery->RunCycle(*f.client, objects);
+  DiscoveryResult failed = f.discovery->RunCycle(*f.fetcher, *objects);
   const ExporterStatus* e = FindExporter(failed.report, "dcgm-exporter-a");
   ASSERT_NE(e, nullptr);
   EXPECT_FALSE(e->up);
   EXPECT_EQ(e->kind, "dcgm");
   EXPECT_EQ(e->http_status, 503);
   EXPECT_FALSE(e->reason.empty());
-  EXPECT_TRUE(failed.input.exporters.empty());
+  EXPECT_TRUE(failed.readings.empty());
   EXPECT_TRUE(failed.report.rediscovery_next_cycle);
 
   f.clock.Advance(seconds(20));  // the unrecognised candidate's 60 s have not run out
-  DiscoveryCycle again = f.discovery->RunCycle(*f.client, objects);
+  DiscoveryResult again = f.discovery->RunCycle(*f.fetcher, *objects);
   EXPECT_EQ(again.report.probed_this_cycle, 2u);  // both exporter candidates probed again
   EXPECT_EQ(f.transport->CountRequests(kGfdPath), 2u);
-  EXPECT_EQ(again.input.exporters.size(), 1u);
+  EXPECT_EQ(again.readings.size(), 1u);
   EXPECT_FALSE(again.report.rediscovery_next_cycle);
 }
 
-TEST(DiscoveryCycle, NoGpuNoProbe) {
+TEST(DiscoveryResult, NoGpuNoProbe) {
   Fixture f;
   auto o = std::make_shared<kube::ClusterObjects>();
   kube::Pod api =
@@ -154,7 +158,7 @@ TEST(DiscoveryCycle, NoGpuNoProbe) {
   n.name = "gpu-node-1";
   o->nodes[n.name] = n;
   for (int i = 0; i < 10; ++i) {
-    DiscoveryCycle c = f.discovery->RunCycle(*f.client, o);
+    DiscoveryResult c = f.discovery->RunCycle(*f.fetcher, *o);
     EXPECT_FALSE(c.report.gpu_present);
     EXPECT_NE(c.report.nothing_found.find("1 pods listed, 0 candidates probed"), std::string::npos)
         << c.report.nothing_found;
@@ -165,7 +169,7 @@ TEST(DiscoveryCycle, NoGpuNoProbe) {
   EXPECT_EQ(f.transport->Requests().size(), 0u);
 }
 
-TEST(DiscoveryCycle, PinnedPodWithoutKeywordIsProbedOnItsPort) {
+TEST(DiscoveryResult, PinnedPodWithoutKeywordIsProbedOnItsPort) {
   DiscoveryOptions opts;
   opts.pins = *ParsePins({"telemetry/collector:9500", "mon/svc/prometheus:9090"});
   Fixture f(opts);
@@ -175,22 +179,22 @@ TEST(DiscoveryCycle, PinnedPodWithoutKeywordIsProbedOnItsPort) {
   o->pods[p.Key()] = p;
   const std::string path = "/api/v1/namespaces/telemetry/pods/collector-x1:9500/proxy/metrics";
   f.transport->SetDefault(path, FakeReply::Json(kDcgmBody));
-  DiscoveryCycle c = f.discovery->RunCycle(*f.client, o);
+  DiscoveryResult c = f.discovery->RunCycle(*f.fetcher, *o);
   EXPECT_EQ(f.transport->CountRequests(path), 1u);
   EXPECT_EQ(c.report.outcome_counts.at("pinned"), 1u);
-  ASSERT_EQ(c.input.exporters.size(), 1u);
+  ASSERT_EQ(c.readings.size(), 1u);
   ASSERT_EQ(c.report.pins.size(), 2u);
   EXPECT_NE(c.report.pins[1].note.find("not used: exporter pods answer directly"),
             std::string::npos)
       << c.report.pins[1].note;
 }
 
-TEST(DiscoveryCycle, ForbiddenProxyIsAnErrorNamingThePermission) {
+TEST(DiscoveryResult, ForbiddenProxyIsAnErrorNamingThePermission) {
   Fixture f;
   const char forbidden[] =
       R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403})";
   f.transport->SetDefault("/api/v1/namespaces/", FakeReply::Json(forbidden, 403));
-  DiscoveryCycle c = f.discovery->RunCycle(*f.client, GpuCluster());
+  DiscoveryResult c = f.discovery->RunCycle(*f.fetcher, *GpuCluster());
   ASSERT_FALSE(c.errors.empty());
   EXPECT_NE(c.errors[0].find("pods/proxy"), std::string::npos) << c.errors[0];
   EXPECT_NE(c.errors[0].find("cannot get"), std::string::npos) << c.errors[0];
@@ -210,7 +214,7 @@ TEST(DiscoveryFamilies, ExporterAndCandidateSeries) {
   Fixture f;
   f.transport->SetDefault(kDcgmPath, FakeReply::Json(kDcgmBody));
   f.transport->SetDefault(kGfdPath, FakeReply::Json("not exposition at all\n", 503));
-  DiscoveryCycle c = f.discovery->RunCycle(*f.client, GpuCluster());
+  DiscoveryResult c = f.discovery->RunCycle(*f.fetcher, *GpuCluster());
   publish::FamilyWriter w;
   publish::AddDiscoveryFamilies(c.report, w);
   auto fams = std::move(w).Finish();
@@ -237,43 +241,37 @@ TEST(DiscoveryFamilies, ExporterAndCandidateSeries) {
   EXPECT_NE(html.find("503"), std::string::npos);
 }
 
-TEST(ReadScrape, MalformedLinesCountButGoodLinesStay) {
-  ScrapeTarget t{"ns", "p", "n", 9400, sources::BodyKind::kDcgm};
-  Fetch ok;
-  ok.ok = true;
-  ok.http_status = 200;
-  ok.body = std::string(kDcgmBody) + "DCGM_FI_DEV_GPU_TEMP{gpu=\"0\" 40\n";
-  ok.bytes = ok.body.size();
-  ScrapeResult r = ReadScrape(t, ok);
-  EXPECT_TRUE(r.ok);
+TEST(ReadBody, MalformedLinesCountButGoodLinesStay) {
+  const std::string body = std::string(kDcgmBody) + "DCGM_FI_DEV_GPU_TEMP{gpu=\"0\" 40\n";
+  sources::BodyRead r = sources::ReadBody(body, sources::BodyKind::kDcgm);
+  ASSERT_TRUE(r.readings.has_value());
+  EXPECT_EQ(std::get<sources::DcgmReadings>(*r.readings).records.size(), 1u);
   EXPECT_EQ(r.parse_errors, 1u);
   EXPECT_NE(r.reason.find("line 4"), std::string::npos) << r.reason;
 
-  Fetch garbage = ok;
-  garbage.body = "\x01\x02 this is {not exposition\n<html>\n";
-  ScrapeResult g = ReadScrape(t, garbage);
-  EXPECT_FALSE(g.ok);
+  sources::BodyRead g =
+      sources::ReadBody("\x01\x02 this is {not exposition\n<html>\n", sources::BodyKind::kDcgm);
+  EXPECT_FALSE(g.readings.has_value());
   EXPECT_GE(g.parse_errors, 1u);
   EXPECT_NE(g.reason.find("no valid sample"), std::string::npos) << g.reason;
 
-  Fetch failed;
-  failed.error = "timeout after 2s";
-  ScrapeResult f = ReadScrape(t, failed);
-  EXPECT_FALSE(f.ok);
-  EXPECT_EQ(f.reason, "timeout after 2s");
+  sources::BodyRead empty = sources::ReadBody("", sources::BodyKind::kDcgm);
+  EXPECT_FALSE(empty.readings.has_value());
+  EXPECT_EQ(empty.reason, "empty body");
+  EXPECT_FALSE(sources::ReadBody(kDcgmBody, sources::BodyKind::kUnrecognised).readings);
 }
 
 TEST(HttpStatusOfError, FromCodeOrMessage) {
-  EXPECT_EQ(HttpStatusOfError({ErrorCode::kPermissionDenied, "forbidden"}), 403);
-  EXPECT_EQ(
-      HttpStatusOfError({ErrorCode::kUnavailable, "apiserver error: answered HTTP 503 to get"}),
-      503);
-  EXPECT_EQ(HttpStatusOfError({ErrorCode::kTimeout, "timed out after 5000 ms"}), 0);
+  EXPECT_EQ(scrape::HttpStatusOfError({ErrorCode::kPermissionDenied, "forbidden"}), 403);
+  EXPECT_EQ(scrape::HttpStatusOfError(
+                {ErrorCode::kUnavailable, "apiserver error: answered HTTP 503 to get"}),
+            503);
+  EXPECT_EQ(scrape::HttpStatusOfError({ErrorCode::kTimeout, "timed out after 5000 ms"}), 0);
 }
 
 TEST(RunBounded, NeverMoreThanTheLimitAtOnce) {
   std::atomic<int> running{0}, peak{0}, done{0};
-  RunBounded(40, 3, [&](size_t) {
+  scrape::RunBounded(40, 3, [&](size_t) {
     int now = ++running;
     int p = peak.load();
     while (now > p && !peak.compare_exchange_weak(p, now)) {
@@ -287,7 +285,7 @@ TEST(RunBounded, NeverMoreThanTheLimitAtOnce) {
   StopSignal stop;
   stop.Stop();
   int ran = 0;
-  RunBounded(
+  scrape::RunBounded(
       5, 2, [&](size_t) { ++ran; }, &stop);
   EXPECT_EQ(ran, 0);
 }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "gpuattr/discovery/discovery.h"
+#include "gpuattr/kube/api_client.h"
 #include "support/fake_transport.h"
 #include "support/pods.h"
 
@@ -79,19 +80,21 @@ constexpr char kDataAnswer[] = R"({"status":"success","data":{"resultType":"vect
 struct Fixture {
   FakeClock clock;
   std::shared_ptr<FakeTransport> transport = std::make_shared<FakeTransport>("test");
-  std::unique_ptr<kube::ApiClient> client;
+  std::shared_ptr<kube::ApiClient> client;
+  std::unique_ptr<scrape::Fetcher> fetcher;
   std::unique_ptr<Discovery> discovery;
 
   explicit Fixture(DiscoveryOptions options = {}) {
     kube::ApiClientOptions ao;
     ao.clock = &clock;
     ao.max_attempts = 1;
-    client = std::make_unique<kube::ApiClient>(transport, ao);
+    client = std::make_shared<kube::ApiClient>(transport, ao);
+    fetcher = scrape::MakeApiFetcher(client);
     discovery = std::make_unique<Discovery>("test", std::move(options), clock);
   }
   size_t ServiceGets() const { return transport->CountRequests("/api/v1/namespaces/monitoring/"); }
-  DiscoveryCycle Cycle(const std::shared_ptr<kube::ClusterObjects>& o) {
-    return discovery->RunCycle(*client, o);
+  DiscoveryResult Cycle(const std::shared_ptr<kube::ClusterObjects>& o) {
+    return discovery->RunCycle(*fetcher, *o);
   }
 };
 
@@ -221,20 +224,20 @@ TEST(QueryApiFallback, UsedWhenNoExporterPodAnswersOneQueryPerCycle) {
   f.transport->SetDefault(DataPrefix("monitoring", "prometheus-k8s", 9090),
                           FakeReply::Json(kDataAnswer));
 
-  DiscoveryCycle c1 = f.Cycle(o);
+  DiscoveryResult c1 = f.Cycle(o);
   EXPECT_EQ(f.transport->CountRequests(ProbePrefix("monitoring", "prometheus-k8s", 9090)), 1u);
   EXPECT_EQ(f.transport->CountRequests(DataPrefix("monitoring", "prometheus-k8s", 9090)), 1u);
   EXPECT_EQ(f.transport->LastRequest().headers.at("Accept"), "application/json");
-  ASSERT_EQ(c1.input.exporters.size(), 1u);
-  const ExporterData& d = c1.input.exporters[0];
+  ASSERT_EQ(c1.readings.size(), 1u);
+  const sources::ExporterReadings& d = c1.readings[0];
   EXPECT_EQ(d.namespace_, "monitoring");
   EXPECT_EQ(d.pod, "prometheus-k8s");
   EXPECT_EQ(d.node, "node-a");  // from the scraped exporter pod (no node label)
-  EXPECT_EQ(d.kind, sources::BodyKind::kDcgm);
+  EXPECT_TRUE(std::holds_alternative<sources::DcgmReadings>(d.readings));
   const auto& dcgm = std::get<sources::DcgmReadings>(d.readings);
   ASSERT_EQ(dcgm.records.size(), 2u);  // the two HA replicas of GPU 0 are one
   ASSERT_TRUE(dcgm.records[0].pod);
-  EXPECT_EQ(dcgm.records[0].pod->pod, "llm-0");
+  EXPECT_EQ(dcgm.records[0].pod->id.name, "llm-0");
   EXPECT_DOUBLE_EQ(*dcgm.records[0].values.power_watts, 251);  // the fresher replica
   EXPECT_FALSE(dcgm.records[1].pod);                           // its pod was the exporter itself
   EXPECT_EQ(dcgm.stats.duplicate_samples, 0u);
@@ -253,8 +256,8 @@ TEST(QueryApiFallback, UsedWhenNoExporterPodAnswersOneQueryPerCycle) {
   // Steady state: the chosen API gets one query per cycle and no probe.
   for (int i = 0; i < 4; ++i) {
     f.clock.Advance(seconds(20));
-    DiscoveryCycle c = f.Cycle(o);
-    EXPECT_EQ(c.input.exporters.size(), 1u);
+    DiscoveryResult c = f.Cycle(o);
+    EXPECT_EQ(c.readings.size(), 1u);
   }
   EXPECT_EQ(f.transport->CountRequests(ProbePrefix("monitoring", "prometheus-k8s", 9090)), 1u);
   EXPECT_EQ(f.transport->CountRequests(DataPrefix("monitoring", "prometheus-k8s", 9090)), 5u);
@@ -266,8 +269,8 @@ TEST(QueryApiFallback, NotSearchedWhileAnExporterPodAnswers) {
   AddService(*o, MakeService("monitoring", "prometheus-k8s", {{"web", 9090}}));
   f.transport->SetDefault(kExporterPath, FakeReply::Json(kDcgmBody));
   for (int i = 0; i < 3; ++i) {
-    DiscoveryCycle c = f.Cycle(o);
-    EXPECT_EQ(c.input.exporters.size(), 1u);
+    DiscoveryResult c = f.Cycle(o);
+    EXPECT_EQ(c.readings.size(), 1u);
     f.clock.Advance(seconds(20));
   }
   EXPECT_EQ(f.ServiceGets(), 0u);
@@ -295,7 +298,7 @@ TEST(QueryApiFallback, AtMostSixProbesPerCycleAndNoReprobeWithin60Seconds) {
   f.transport->SetDefault(kExporterPath, FakeReply::Json(kRefused, 503));
   f.transport->SetDefault("/api/v1/namespaces/monitoring/", FakeReply::Json(kEmptyVector));
 
-  DiscoveryCycle c1 = f.Cycle(o);
+  DiscoveryResult c1 = f.Cycle(o);
   EXPECT_EQ(f.ServiceGets(), 6u);
   EXPECT_EQ(c1.report.outcome_counts.at("unrecognised"), 6u);
   EXPECT_NE(c1.report.nothing_found.find("query API with GPU series either (9 candidate services"),
@@ -336,11 +339,11 @@ TEST(QueryApiFallback, APinnedServiceIsProbedFirstAndUsed) {
   f.transport->SetDefault(SvcPath("monitoring", "prometheus-k8s", 9090),
                           FakeReply::Json(kProbeHit));
 
-  DiscoveryCycle c = f.Cycle(o);
+  DiscoveryResult c = f.Cycle(o);
   EXPECT_EQ(f.transport->CountRequests(pinned), 2u);  // probe + query
   EXPECT_EQ(f.transport->CountRequests(SvcPath("monitoring", "prometheus-k8s", 9090)), 0u);
-  ASSERT_EQ(c.input.exporters.size(), 1u);
-  EXPECT_EQ(c.input.exporters[0].pod, "metrics-gateway");
+  ASSERT_EQ(c.readings.size(), 1u);
+  EXPECT_EQ(c.readings[0].pod, "metrics-gateway");
   EXPECT_EQ(c.report.outcome_counts.at("pinned"), 1u);
   ASSERT_EQ(c.report.pins.size(), 1u);
   EXPECT_NE(c.report.pins[0].note.find("queried"), std::string::npos) << c.report.pins[0].note;
@@ -359,14 +362,14 @@ TEST(QueryApiFallback, AFailedPinIsAQueryApiThatIsDownAndTheSearchGoesOn) {
                           FakeReply::Json(kProbeHit));
   f.transport->SetDefault(DataPrefix("monitoring", "prometheus-k8s", 9090),
                           FakeReply::Json(kDataAnswer));
-  DiscoveryCycle c = f.Cycle(o);
+  DiscoveryResult c = f.Cycle(o);
   const ExporterStatus* broken = FindExporter(c.report, "broken-prom");
   ASSERT_NE(broken, nullptr);
   EXPECT_FALSE(broken->up);
   EXPECT_EQ(broken->kind, "prometheus");
   EXPECT_EQ(broken->http_status, 503);
-  ASSERT_EQ(c.input.exporters.size(), 1u);
-  EXPECT_EQ(c.input.exporters[0].pod, "prometheus-k8s");
+  ASSERT_EQ(c.readings.size(), 1u);
+  EXPECT_EQ(c.readings[0].pod, "prometheus-k8s");
   EXPECT_NE(c.report.pins[0].note.find("error"), std::string::npos) << c.report.pins[0].note;
 }
 
@@ -384,17 +387,17 @@ TEST(QueryApiFallback, AFailedQueryIsReportedAndTheApiIsProbedAgainNextCycle) {
       data,
       FakeReply::Json(R"({"status":"error","errorType":"timeout","error":"query timed out"})"));
   f.clock.Advance(seconds(20));
-  DiscoveryCycle failed = f.Cycle(o);
+  DiscoveryResult failed = f.Cycle(o);
   const ExporterStatus* api = FindExporter(failed.report, "prometheus-k8s");
   ASSERT_NE(api, nullptr);
   EXPECT_FALSE(api->up);
   EXPECT_NE(api->reason.find("query timed out"), std::string::npos) << api->reason;
   EXPECT_NE(api->reason.find("monitoring/prometheus-k8s:9090"), std::string::npos) << api->reason;
-  EXPECT_TRUE(failed.input.exporters.empty());
+  EXPECT_TRUE(failed.readings.empty());
   f.clock.Advance(seconds(20));
-  DiscoveryCycle again = f.Cycle(o);
+  DiscoveryResult again = f.Cycle(o);
   EXPECT_EQ(f.transport->CountRequests(probe), 2u);
-  EXPECT_EQ(again.input.exporters.size(), 1u);
+  EXPECT_EQ(again.readings.size(), 1u);
 }
 
 TEST(QueryApiFallback, ForbiddenServiceProxyNamesThePermission) {
@@ -406,7 +409,7 @@ TEST(QueryApiFallback, ForbiddenServiceProxyNamesThePermission) {
       "/api/v1/namespaces/monitoring/",
       FakeReply::Json(R"({"kind":"Status","status":"Failure","reason":"Forbidden","code":403})",
                       403));
-  DiscoveryCycle c = f.Cycle(o);
+  DiscoveryResult c = f.Cycle(o);
   bool named = false;
   for (const auto& e : c.errors) named = named || e.find("services/proxy") != std::string::npos;
   EXPECT_TRUE(named) << (c.errors.empty() ? "no error" : c.errors.front());

@@ -15,6 +15,7 @@
 #include "gpuattr/publish/status_page.h"
 #include "support/paths.h"
 #include "support/promtool.h"
+#include "support/snapshots.h"
 
 namespace gpuattr::health {
 namespace {
@@ -304,10 +305,9 @@ attribution::Attribution AttributeText(const kube::ClusterObjects& objects, cons
                                        const std::string& body) {
   auto e = ReadExporter("gpu", "dcgm-" + node, node, body);
   EXPECT_TRUE(e.ok());
-  std::vector<attribution::ExporterReadings> exporters;
+  std::vector<sources::ExporterReadings> exporters;
   if (e.ok()) exporters.push_back(std::move(*e));
-  return attribution::Attribute(
-      attribution::AttributionInput{"test", objects, std::move(exporters), {}});
+  return AttributeCase(AttributionCase{"case", objects, std::move(exporters)});
 }
 
 const attribution::Device* FindDevice(const attribution::Attribution& a, const std::string& gpu,
@@ -369,10 +369,9 @@ TEST(HealthAttribution, ProcessExporterDevicesAreUnknown) {
                         "gpu_total_memory_bytes{gpu=\"0\",uuid=\"P0\"} 8e9\n"
                         "gpu_power_usage_watts{gpu=\"0\",uuid=\"P0\"} 80\n");
   ASSERT_TRUE(e.ok());
-  std::vector<attribution::ExporterReadings> exporters;
+  std::vector<sources::ExporterReadings> exporters;
   exporters.push_back(std::move(*e));
-  auto a = attribution::Attribute(
-      attribution::AttributionInput{"test", objects, std::move(exporters), {}});
+  auto a = AttributeCase(AttributionCase{"case", objects, std::move(exporters)});
   ASSERT_EQ(a.devices.size(), 1u);
   EXPECT_EQ(a.devices[0].health.state, State::kUnknown);
   ASSERT_EQ(a.node_health.size(), 1u);
@@ -467,10 +466,9 @@ TEST(HealthAttribution, OneHotOnEveryRealCapture) {
     auto e = ReadExporter("gpu", "exporter", "node-x", body);
     if (!e.ok()) continue;  // inference servers and the like
     ++read;
-    std::vector<attribution::ExporterReadings> exporters;
+    std::vector<sources::ExporterReadings> exporters;
     exporters.push_back(std::move(*e));
-    auto a = attribution::Attribute(
-        attribution::AttributionInput{"test", objects, std::move(exporters), {}});
+    auto a = AttributeCase(AttributionCase{"case", objects, std::move(exporters)});
     EXPECT_FALSE(a.devices.empty()) << entry.path().filename();
     ExpectOneHot(a, entry.path().filename().string());
   }
@@ -483,15 +481,14 @@ TEST(HealthAttribution, RealXidCaptureGivesCriticalAndWarningDevices) {
       !fs::exists(*dir / "dcgm_pod_labels.prom"))
     GTEST_SKIP() << "real captures absent";
   // The XID lines are a separate capture of the same node: two exporters' lines on one node.
-  std::vector<attribution::ExporterReadings> exporters;
+  std::vector<sources::ExporterReadings> exporters;
   for (const char* name : {"dcgm_pod_labels.prom", "dcgm-xid-extra.prom"}) {
     auto e = ReadExporter("gpu", "dcgm", "exporter-node", ReadFile(*dir / name));
     ASSERT_TRUE(e.ok()) << name;
     exporters.push_back(std::move(*e));
   }
   kube::ClusterObjects objects;
-  auto a = attribution::Attribute(
-      attribution::AttributionInput{"test", objects, std::move(exporters), {}});
+  auto a = AttributeCase(AttributionCase{"case", objects, std::move(exporters)});
   const auto* g0 = FindDevice(a, "0", std::nullopt);
   const auto* g2 = FindDevice(a, "2", std::nullopt);
   const auto* g3 = FindDevice(a, "3", std::nullopt);
@@ -517,7 +514,7 @@ TEST(HealthStatusPage, ListsProblemDevicesWithTheirIssueText) {
   s.complete = true;
   publish::ClusterSnapshot c;
   c.cluster = "prod<eu>";
-  c.attribution = std::make_shared<attribution::Attribution>(RichAttribution(c.cluster));
+  MutableOutput(c).attribution = RichAttribution(c.cluster);
   s.clusters.push_back(c);
   std::string page = publish::RenderStatusPage(s, 1764460800);
   EXPECT_NE(page.find("<h2 id=\"health\">GPU health</h2>"), std::string::npos);
@@ -526,7 +523,7 @@ TEST(HealthStatusPage, ListsProblemDevicesWithTheirIssueText) {
   EXPECT_NE(page.find("prod&lt;eu&gt;"), std::string::npos);
   EXPECT_EQ(page.find("prod<eu>"), std::string::npos);
 
-  s.clusters[0].attribution = std::make_shared<attribution::Attribution>();
+  MutableOutput(s.clusters[0]).attribution = {};
   std::string quiet = publish::RenderHealthSection(s);
   EXPECT_NE(quiet.find("No device or node reports"), std::string::npos);
 }

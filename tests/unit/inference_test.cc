@@ -26,8 +26,9 @@ sources::InferenceReadings ReadBody(const std::string& body) {
   return sources::ReadInference(e);
 }
 
-ServerScrape Scrape(const std::string& body, std::string ns = "ml", std::string pod = "vllm-0") {
-  return ServerScrape{std::move(ns), std::move(pod), "gpu-node-1", ReadBody(body)};
+sources::ExporterReadings Scrape(const std::string& body, std::string ns = "ml",
+                                 std::string pod = "vllm-0") {
+  return {std::move(ns), std::move(pod), "gpu-node-1", ReadBody(body)};
 }
 
 // The body with the value of the first sample line starting with `prefix` raised by `delta`

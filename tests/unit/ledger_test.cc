@@ -14,12 +14,12 @@ namespace {
 
 using attribution::Attribution;
 using attribution::Pod;
-using attribution::PodId;
+using kube::PodId;
 
 Pod MakePod(const std::string& ns, const std::string& name, std::optional<double> watts,
             std::optional<bool> idle = false, const std::string& node = "n1") {
   Pod p;
-  p.id = PodId{ns, name};
+  p.id = kube::PodId{ns, name};
   p.node = node;
   p.power_watts = watts;
   p.idle = idle;
@@ -36,7 +36,7 @@ Attribution Attr(std::vector<Pod> pods) {
 
 const PodLedger* FindPod(const LedgerView& v, const std::string& ns, const std::string& name) {
   for (const PodLedger& p : v.pods)
-    if (p.id == PodId{ns, name}) return &p;
+    if (p.id == kube::PodId{ns, name}) return &p;
   return nullptr;
 }
 
@@ -211,13 +211,13 @@ TEST(LedgerPods, APodThatLeftIsDroppedButItsJoulesStayInTheNamespace) {
   ledger.Record(Attr({MakePod("a", "x", 100), MakePod("a", "y", 100)}), 1010);
   LedgerView v = ledger.Record(Attr({MakePod("a", "y", 100)}), 1020);
   EXPECT_EQ(FindPod(v, "a", "x"), nullptr);
-  EXPECT_EQ(ledger.state().pods.count(PodId{"a", "x"}), 0u);
+  EXPECT_EQ(ledger.state().pods.count(kube::PodId{"a", "x"}), 0u);
   EXPECT_DOUBLE_EQ(*NamespaceJoules(v, "a"), 1000 + 2000);
 }
 
 TEST(LedgerPods, APodStillInTheClusterButNotAttributedKeepsItsCounter) {
   Ledger ledger;
-  const std::set<PodId> cluster = {{"a", "x"}, {"a", "y"}};
+  const std::set<kube::PodId> cluster = {{"a", "x"}, {"a", "y"}};
   ledger.Record(Attr({MakePod("a", "x", 100, true), MakePod("a", "y", 10)}), 1000, &cluster);
   ledger.Record(Attr({MakePod("a", "x", 100, true), MakePod("a", "y", 10)}), 1010, &cluster);
   // x's exporter did not answer this cycle: x is still in the cluster.

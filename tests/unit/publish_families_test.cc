@@ -7,12 +7,13 @@
 
 #include "golden/allocation_harness.h"
 #include "golden/attribution_harness.h"
-#include "gpuattr/app/build_info.h"
+#include "gpuattr/build_info.h"
 #include "gpuattr/discovery/report.h"
 #include "gpuattr/inference/inference.h"
 #include "gpuattr/ledger/ledger.h"
 #include "gpuattr/publish/families.h"
 #include "gpuattr/publish/status_page.h"
+#include "support/snapshots.h"
 
 namespace gpuattr::publish {
 namespace {
@@ -31,22 +32,22 @@ Snapshot TwoClusters() {
   s.complete = true;
   ClusterSnapshot a;
   a.cluster = "kind-gpu";
-  a.up = true;
+  a.latest.up = true;
   a.cycles = 3;
   a.cycle_duration_seconds = 0.25;
   a.last_success_unix_seconds = 1764460800;
   a.last_attempt_unix_seconds = 1764460800;
-  a.apiserver_requests[{"list", "pods", "200"}] = 2;
-  a.apiserver_requests[{"watch", "pods", "200"}] = 1;
-  a.apiserver_requests[{"get", "pods/proxy", "error"}] = 4;
+  a.latest.apiserver_requests[{"list", "pods", "200"}] = 2;
+  a.latest.apiserver_requests[{"watch", "pods", "200"}] = 1;
+  a.latest.apiserver_requests[{"get", "pods/proxy", "error"}] = 4;
   auto report = std::make_shared<discovery::DiscoveryReport>();
   report->cluster = a.cluster;
   report->exporters.push_back({"gpu-operator", "dcgm-exporter-x", "gpu-node-1", 9400, "dcgm", true,
                                200, "", 0.05, 60000, 0});
   report->outcome_counts = {{"accepted", 1}, {"unrecognised", 0}, {"error", 0}, {"pinned", 0}};
-  a.discovery = report;
-  a.attribution =
-      std::make_shared<attribution::Attribution>(gpuattr::testing::RichAttribution(a.cluster));
+  a.latest.discovery = report;
+  publish::CycleOutput& out = gpuattr::testing::MutableOutput(a);
+  out.attribution = gpuattr::testing::RichAttribution(a.cluster);
   auto inference = std::make_shared<inference::InferenceView>();
   inference->cluster = a.cluster;
   inference::Server server;  // every inference value known
@@ -56,16 +57,15 @@ Snapshot TwoClusters() {
   server.saturated = true;
   server.generation_tokens_per_joule = 4;
   inference->servers.push_back(server);
-  a.inference = inference;
-  a.ledger = std::make_shared<ledger::LedgerView>(ledger::Ledger().Record(*a.attribution, 1e9));
-  a.allocation =
-      std::make_shared<allocation::Allocation>(gpuattr::testing::RichAllocation(*a.attribution));
+  out.inference = *inference;
+  out.ledger = ledger::Ledger().Record(out.attribution, 1e9);
+  out.allocation = gpuattr::testing::RichAllocation(out.attribution);
   ClusterSnapshot b;
   b.cluster = "prod \"eu\"";  // label values are escaped by the serializer
-  b.up = false;
+  b.latest.up = false;
   b.cycles = 1;
   b.cycle_duration_seconds = 15;
-  b.errors = {"connect: connection refused"};
+  b.latest.errors = {"connect: connection refused"};
   s.clusters = {a, b};
   return s;
 }
@@ -151,7 +151,7 @@ TEST(PublishFamilies, VanishedClusterVanishesAndEmptyFamiliesAreLeftOut) {
 TEST(PublishStatusPage, EscapesEverythingFromTheSnapshot) {
   Snapshot s = TwoClusters();
   s.clusters[0].cluster = "<script>alert(1)</script>";
-  s.clusters[1].errors = {"pods is forbidden: User \"x\" cannot list <b>pods</b> & more"};
+  s.clusters[1].latest.errors = {"pods is forbidden: User \"x\" cannot list <b>pods</b> & more"};
   std::string html = RenderStatusPage(s, 1764460812);
   EXPECT_THAT(html, Not(HasSubstr("<script>")));
   EXPECT_THAT(html, HasSubstr("&lt;script&gt;alert(1)&lt;/script&gt;"));

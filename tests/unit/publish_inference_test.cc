@@ -12,6 +12,7 @@
 
 #include "support/paths.h"
 #include "support/promtool.h"
+#include "support/snapshots.h"
 
 namespace gpuattr::publish {
 namespace {
@@ -59,8 +60,8 @@ Snapshot WithView() {
   s.complete = true;
   ClusterSnapshot c;
   c.cluster = "lab";
-  c.up = true;
-  c.inference = view;
+  c.latest.up = true;
+  gpuattr::testing::MutableOutput(c).inference = *view;
   s.clusters.push_back(c);
   return s;
 }
@@ -110,10 +111,9 @@ TEST(PublishInference, EveryFamilyOfTheGroupIsReachable) {
 
 TEST(PublishInference, NoModelNameNoModelLabel) {
   Snapshot s = WithView();
-  auto view = std::make_shared<inference::InferenceView>(*s.clusters[0].inference);
-  view->servers = {New()};
-  view->servers[0].key.model.clear();
-  s.clusters[0].inference = view;
+  inference::InferenceView& view = gpuattr::testing::MutableOutput(s.clusters[0]).inference;
+  view.servers = {New()};
+  view.servers[0].key.model.clear();
   const std::string text = RenderText(s);
   EXPECT_THAT(text,
               HasSubstr("gpuattr_inference_requests_running{cluster=\"lab\",engine=\"sglang\","
@@ -123,7 +123,7 @@ TEST(PublishInference, NoModelNameNoModelLabel) {
 
 TEST(PublishInference, NoViewNoSeries) {
   Snapshot s = WithView();
-  s.clusters[0].inference = nullptr;
+  s.clusters[0].latest.output = nullptr;
   EXPECT_THAT(RenderText(s), Not(HasSubstr("gpuattr_inference_")));
 }
 

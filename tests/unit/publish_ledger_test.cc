@@ -1,6 +1,7 @@
 // The ledger family group: idle gauges and energy counters from a cluster's LedgerView, absent
 // when unknown, and nothing at all before a successful cycle.
 #include "gpuattr/publish/ledger.h"
+#include "support/snapshots.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -16,8 +17,8 @@ Snapshot WithLedger(std::shared_ptr<const ledger::LedgerView> view) {
   s.complete = true;
   ClusterSnapshot c;
   c.cluster = "kind-gpu";
-  c.up = true;
-  c.ledger = std::move(view);
+  c.latest.up = true;
+  if (view) gpuattr::testing::MutableOutput(c).ledger = *view;
   s.clusters.push_back(std::move(c));
   return s;
 }

@@ -16,9 +16,9 @@ TEST(PublishStatusPage, NotesAreShownEscapedBesideNoErrors) {
   s.complete = true;
   ClusterSnapshot c;
   c.cluster = "prod";
-  c.up = true;
+  c.latest.up = true;
   c.cycles = 3;
-  c.notes = {
+  c.latest.notes = {
       "DRA resourceclaims (resource.k8s.io/v1) not read: cannot list resource "
       "\"resourceclaims\" <config/kubernetes/clusterrole.yaml>"};
   s.clusters.push_back(c);
@@ -29,7 +29,7 @@ TEST(PublishStatusPage, NotesAreShownEscapedBesideNoErrors) {
                               "list resource &quot;resourceclaims&quot; "
                               "&lt;config/kubernetes/clusterrole.yaml&gt;"));
 
-  s.clusters[0].notes.clear();
+  s.clusters[0].latest.notes.clear();
   EXPECT_THAT(RenderStatusPage(s, 0), ::testing::Not(HasSubstr("Note:")));
 }
 

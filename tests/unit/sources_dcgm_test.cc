@@ -79,8 +79,8 @@ TEST(SourcesDcgm, EmptyPodLabelsMeanNoPodAndOldSpellingsWork) {
   EXPECT_FALSE(r.readings.records[0].pod.has_value());
   const DcgmRecord& old = r.readings.records[1];
   ASSERT_TRUE(old.pod.has_value());
-  EXPECT_EQ(old.pod->namespace_, "ns");
-  EXPECT_EQ(old.pod->pod, "p");
+  EXPECT_EQ(old.pod->id.namespace_, "ns");
+  EXPECT_EQ(old.pod->id.name, "p");
   EXPECT_EQ(old.pod->container, "c");
   EXPECT_EQ(old.device.uuid, "GPU-e");
   EXPECT_EQ(old.device.hostname, "h");
@@ -203,7 +203,7 @@ TEST(SourcesDcgm, ReadingsOutliveTheBody) {
   }
   ASSERT_EQ(readings.records.size(), 1u);
   EXPECT_EQ(readings.records[0].device.uuid, "GPU-a");
-  EXPECT_EQ(readings.records[0].pod->pod, "p");
+  EXPECT_EQ(readings.records[0].pod->id.name, "p");
 }
 
 TEST(SourcesDcgm, EmptyExposition) {

@@ -36,8 +36,8 @@ TEST(SourcesProcess, ProcessesAndDevices) {
   const auto& p = r.readings.processes;
   ASSERT_EQ(p.size(), 3u);
   ASSERT_TRUE(p[0].pod.has_value());
-  EXPECT_EQ(p[0].pod->namespace_, "ml");
-  EXPECT_EQ(p[0].pod->pod, "v");
+  EXPECT_EQ(p[0].pod->id.namespace_, "ml");
+  EXPECT_EQ(p[0].pod->id.name, "v");
   EXPECT_EQ(p[0].pod->container, "c");
   EXPECT_EQ(p[0].pid, "1");
   EXPECT_EQ(p[0].uuid, "GPU-a");

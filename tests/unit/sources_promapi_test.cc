@@ -309,8 +309,8 @@ TEST(PromApiRead, GroupsByNodeAndReadsThroughTheExporterReaders) {
   ASSERT_EQ(r[0].dcgm->records.size(), 2u);
   const DcgmRecord& with_pod = r[0].dcgm->records[0];
   ASSERT_TRUE(with_pod.pod);
-  EXPECT_EQ(with_pod.pod->namespace_, "ml");
-  EXPECT_EQ(with_pod.pod->pod, "llm-0");
+  EXPECT_EQ(with_pod.pod->id.namespace_, "ml");
+  EXPECT_EQ(with_pod.pod->id.name, "llm-0");
   EXPECT_DOUBLE_EQ(*with_pod.values.memory_used_bytes, 1024.0 * 1048576);
   EXPECT_FALSE(r[0].dcgm->records[1].pod);
   EXPECT_DOUBLE_EQ(*r[0].dcgm->records[1].values.power_watts, 300);
@@ -320,7 +320,7 @@ TEST(PromApiRead, GroupsByNodeAndReadsThroughTheExporterReaders) {
   ASSERT_TRUE(r[1].process);
   ASSERT_EQ(r[1].process->processes.size(), 1u);
   ASSERT_TRUE(r[1].process->processes[0].pod);
-  EXPECT_EQ(r[1].process->processes[0].pod->pod, "api-1");
+  EXPECT_EQ(r[1].process->processes[0].pod->id.name, "api-1");
   EXPECT_DOUBLE_EQ(*r[1].process->processes[0].memory_bytes, 2048);
 }
 

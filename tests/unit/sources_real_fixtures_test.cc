@@ -134,16 +134,16 @@ TEST(SourcesRealFixtures, DcgmPodLabels) {
     const DcgmRecord* g = Find(r, gpu);
     ASSERT_NE(g, nullptr);
     ASSERT_TRUE(g->pod.has_value());
-    EXPECT_EQ(g->pod->namespace_, "ml");
-    EXPECT_EQ(g->pod->pod, "vllm-0");
+    EXPECT_EQ(g->pod->id.namespace_, "ml");
+    EXPECT_EQ(g->pod->id.name, "vllm-0");
     EXPECT_EQ(g->pod->container, "vllm");
   }
   EXPECT_DOUBLE_EQ(*Find(r, "1")->values.power_watts, 200.5);
   EXPECT_DOUBLE_EQ(*Find(r, "1")->values.gpu_util, 0.43);
   const DcgmRecord* g2 = Find(r, "2");
   ASSERT_TRUE(g2->pod.has_value());
-  EXPECT_EQ(g2->pod->namespace_, "embeddings");
-  EXPECT_EQ(g2->pod->pod, "tei-7d9f-x1");
+  EXPECT_EQ(g2->pod->id.namespace_, "embeddings");
+  EXPECT_EQ(g2->pod->id.name, "tei-7d9f-x1");
   EXPECT_DOUBLE_EQ(*g2->values.gpu_util, 0.12);
   EXPECT_DOUBLE_EQ(*g2->values.memory_used_bytes, 4096 * kMiB);
   const DcgmRecord* g3 = Find(r, "3");
@@ -188,13 +188,13 @@ TEST(SourcesRealFixtures, DcgmMig) {
     ASSERT_NE(rec, nullptr);
     EXPECT_EQ(rec->device.mig_profile, s.profile);
     ASSERT_TRUE(rec->pod.has_value());
-    EXPECT_EQ(rec->pod->pod, s.pod);
+    EXPECT_EQ(rec->pod->id.name, s.pod);
     EXPECT_FALSE(rec->values.gpu_util.has_value());  // MIG: no GPU_UTIL, PROF stands in
     EXPECT_DOUBLE_EQ(*rec->values.gr_engine_active, s.util);
     EXPECT_DOUBLE_EQ(*rec->values.memory_used_bytes, s.used_mib * kMiB);
     EXPECT_DOUBLE_EQ(*rec->values.memory_free_bytes, s.free_mib * kMiB);
   }
-  EXPECT_EQ(Find(r, "0", "9")->pod->namespace_, "it-dgx2");
+  EXPECT_EQ(Find(r, "0", "9")->pod->id.namespace_, "it-dgx2");
   EXPECT_EQ(Find(r, "0", "7")->device.uuid, "GPU-aaaa");  // the parent card's UUID
   EXPECT_EQ(Find(r, "0"), nullptr);                       // no whole-card line
 }
@@ -209,12 +209,12 @@ TEST(SourcesRealFixtures, Enricher) {
   for (const ProcessReading& p : r.processes) {
     ASSERT_TRUE(p.pod.has_value());
     if (p.uuid == "GPU-aaaa") device0_bytes += *p.memory_bytes;
-    if (p.pod->namespace_ == "ml" && p.pod->pod == "vllm-0") {
+    if (p.pod->id.namespace_ == "ml" && p.pod->id.name == "vllm-0") {
       vllm_bytes += *p.memory_bytes;
       vllm_max_util = std::max(vllm_max_util, *p.utilization);
       EXPECT_EQ(p.gpu, "0");
     }
-    if (p.pod->pod == "tei-2") {
+    if (p.pod->id.name == "tei-2") {
       EXPECT_EQ(p.gpu, "1");
       EXPECT_EQ(p.uuid, "GPU-bbbb");
     }
@@ -260,8 +260,8 @@ TEST(SourcesRealFixtures, H100NonMigKubernetes) {
   ASSERT_EQ(r.records.size(), 3u);
   const DcgmRecord* g0 = Find(r, "0");
   ASSERT_TRUE(g0->pod.has_value());
-  EXPECT_EQ(g0->pod->namespace_, "default");
-  EXPECT_EQ(g0->pod->pod, "dcgmproftester2");
+  EXPECT_EQ(g0->pod->id.namespace_, "default");
+  EXPECT_EQ(g0->pod->id.name, "dcgmproftester2");
   EXPECT_EQ(g0->device.pci_bus_id, "00000000:8D:00.0");
   EXPECT_EQ(g0->driver_version, "550.144.03");
   EXPECT_EQ(g0->device.hostname, "computeinstance-e00c1p6dpy98xytphp");
@@ -292,7 +292,7 @@ TEST(SourcesRealFixtures, T4ViaGpuOperator) {
   EXPECT_EQ(t4.device.model, "Tesla T4");
   EXPECT_EQ(t4.device.hostname, "nvidia-dcgm-exporter-ml2wh");  // the exporter pod, not a node
   ASSERT_TRUE(t4.pod.has_value());
-  EXPECT_EQ(t4.pod->pod, "dcgmproftester");
+  EXPECT_EQ(t4.pod->id.name, "dcgmproftester");
   EXPECT_DOUBLE_EQ(*t4.values.memory_free_bytes, 15109 * kMiB);
   EXPECT_DOUBLE_EQ(*t4.values.last_xid, 0);
   EXPECT_EQ(r.stats.ignored_families, 2u);  // ENC_UTIL, DEC_UTIL
@@ -315,7 +315,7 @@ TEST(SourcesRealFixtures, MpsVirtualGpus) {
   EXPECT_EQ(r.records[0].device.uuid, r.records[1].device.uuid);
   EXPECT_EQ(r.records[0].pod->vgpu, "1");
   EXPECT_EQ(r.records[1].pod->vgpu, "3");
-  EXPECT_EQ(r.records[1].pod->namespace_, "vllm-inference");
+  EXPECT_EQ(r.records[1].pod->id.namespace_, "vllm-inference");
   EXPECT_DOUBLE_EQ(*r.records[0].values.memory_used_bytes, 15866 * kMiB);
   EXPECT_DOUBLE_EQ(*r.records[1].values.memory_used_bytes, 15866 * kMiB);
   EXPECT_TRUE(r.records[0].driver_version.empty());
@@ -337,8 +337,8 @@ TEST(SourcesRealFixtures, OldNamesAndOldNamespaceLabels) {
   ASSERT_NE(g4, nullptr);
   EXPECT_EQ(g4->device.uuid, "GPU-931446e6-0413-2864-5b76-11227dcda4ae");  // lower-case `uuid`
   ASSERT_TRUE(g4->pod.has_value());
-  EXPECT_EQ(g4->pod->namespace_, "ai-1");
-  EXPECT_EQ(g4->pod->pod, "d85np-t6mdg");
+  EXPECT_EQ(g4->pod->id.namespace_, "ai-1");
+  EXPECT_EQ(g4->pod->id.name, "d85np-t6mdg");
   EXPECT_EQ(g4->pod->container, "-grpc-pod");
   EXPECT_DOUBLE_EQ(*g4->values.gr_engine_active, 0.008246);
 }

@@ -87,7 +87,7 @@ TEST(SourcesRobustness, MutatedBodiesNeverBreakTheReaders) {
       for (const DcgmRecord& r : d.records) {
         EXPECT_TRUE(!r.device.gpu.empty() || !r.device.uuid.empty());
         if (r.pod) {
-          EXPECT_TRUE(!r.pod->namespace_.empty() || !r.pod->pod.empty());
+          EXPECT_TRUE(!r.pod->id.namespace_.empty() || !r.pod->id.name.empty());
         }
       }
       // The dumps never fail either (they feed logs and the status page).

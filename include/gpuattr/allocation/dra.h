@@ -35,7 +35,7 @@ struct DraView {
   std::map<std::string, ResourceCounts> node_devices;    // node → resource → devices published
   std::map<std::string, ResourceCounts> node_allocated;  // node → resource → devices allocated
   std::map<std::string, std::map<std::string, int64_t>> node_types;  // node → type → devices
-  std::map<attribution::PodId, ResourceCounts> pod_held;  // reservedFor pods → allocated devices
+  std::map<kube::PodId, ResourceCounts> pod_held;  // reservedFor pods → allocated devices
 };
 
 DraView ReadDra(const kube::ClusterObjects& objects);

@@ -22,7 +22,7 @@ struct Offer {
 
 Offer SummariseOffer(const std::vector<NodeResource>& node_resources, const DraView& dra,
                      const std::vector<PodRequest>& holders,
-                     const std::map<attribution::PodId, bool>& idle);
+                     const std::map<kube::PodId, bool>& idle);
 
 // The resource a DRA want is published under ("gpu.nvidia.com/gpu", "gpu.nvidia.com/mig").
 std::string DraWantResource(const DraWant& want);

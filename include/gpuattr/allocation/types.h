@@ -21,7 +21,7 @@ using ResourceCounts = std::map<std::string, int64_t>;
 
 // A pod holding GPU resources (Running, or Pending and bound to a node) and what it holds.
 struct PodRequest {
-  attribution::PodId pod;
+  kube::PodId pod;
   std::string node;
   ResourceCounts requested;  // effective request per resource, DRA devices included
 };
@@ -64,7 +64,7 @@ struct Hint {
 
 // An unscheduled GPU pod (no nodeName; requests a GPU resource or holds a GPU DRA claim).
 struct PendingPod {
-  attribution::PodId pod;
+  kube::PodId pod;
   std::optional<double> age_seconds;  // now − creation; unknown without a creation time
   ResourceCounts requested;           // what it asks for (DRA: per device class of its claims)
   Hint hint;

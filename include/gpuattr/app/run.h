@@ -9,12 +9,15 @@
 #include "gpuattr/app/config.h"
 #include "gpuattr/app/session.h"
 #include "gpuattr/publish/server.h"
+#include "gpuattr/util/clock.h"
 
 namespace gpuattr::app {
 
 class CycleLoop {
  public:
-  CycleLoop(SessionList sessions, std::shared_ptr<publish::SnapshotStore> store);
+  // `clock` times the cycles and stamps the snapshots.
+  CycleLoop(SessionList sessions, std::shared_ptr<publish::SnapshotStore> store,
+            Clock& clock = SystemClock());
 
   // Runs every session's cycle in parallel, then builds and publishes one complete Snapshot.
   // On a shutdown request mid-cycle it cancels the sessions and still returns their results.
@@ -25,6 +28,7 @@ class CycleLoop {
  private:
   SessionList sessions_;
   std::shared_ptr<publish::SnapshotStore> store_;
+  Clock& clock_;
   std::vector<publish::ClusterSnapshot> state_;  // one per session, carried across cycles
 };
 

@@ -8,9 +8,7 @@
 // deterministic.
 #pragma once
 
-#include <optional>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "gpuattr/attribution/types.h"
@@ -18,22 +16,6 @@
 #include "gpuattr/sources/readings.h"
 
 namespace gpuattr::attribution {
-
-enum class ExporterKind { kDcgm, kProcess };
-
-// One scraped GPU exporter: where it runs and what it said.
-struct ExporterReadings {
-  std::string namespace_;  // the exporter pod
-  std::string pod;
-  // The exporter pod's spec.nodeName. When empty, the pod is looked up in the cluster objects,
-  // and only then dcgm's hostname label is used (it is often the exporter pod's own name).
-  std::string node;
-  std::variant<sources::DcgmReadings, sources::ProcessReadings> readings;
-
-  ExporterKind kind() const {
-    return readings.index() == 0 ? ExporterKind::kDcgm : ExporterKind::kProcess;
-  }
-};
 
 struct AttributionParams {
   double idle_utilization_below = 0.05;                 // ratio
@@ -43,7 +25,8 @@ struct AttributionParams {
 struct AttributionInput {
   std::string cluster;
   const kube::ClusterObjects& objects;
-  std::vector<ExporterReadings> exporters;
+  // Every exporter that answered this cycle; the dcgm and per-process ones are read here.
+  const std::vector<sources::ExporterReadings>& exporters;
   AttributionParams params;
 };
 

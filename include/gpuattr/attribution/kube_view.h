@@ -28,7 +28,7 @@ bool RequestsAnyGpu(const kube::Pod& pod);
 bool NodeSharesGpus(const kube::Node& node);
 
 // The pods holding GPU resources, by node name, each list sorted.
-std::map<std::string, std::vector<PodId>, std::less<>> GpuPodsByNode(
+std::map<std::string, std::vector<kube::PodId>, std::less<>> GpuPodsByNode(
     const kube::ClusterObjects& objects);
 
 }  // namespace gpuattr::attribution

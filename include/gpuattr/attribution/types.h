@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gpuattr/health/health.h"
+#include "gpuattr/kube/pod_id.h"
 
 namespace gpuattr::attribution {
 
@@ -23,13 +24,6 @@ struct DeviceId {
   bool operator==(const DeviceId&) const = default;
 };
 std::string DeviceIdText(const DeviceId& id);  // "node/0" or "node/0:7", for messages
-
-struct PodId {
-  std::string namespace_;
-  std::string name;
-  auto operator<=>(const PodId&) const = default;
-  bool operator==(const PodId&) const = default;
-};
 
 // How the pods of a node were found (DESIGN section 5, "Tiers").
 enum class Tier {
@@ -66,7 +60,7 @@ struct Device {
   std::optional<size_t> pods;  // pods attributed; unknown without pod information
   // dcgm without pod labels: DRA's holders of the device's UUID when DRA knows it, else the GPU
   // pods of the node.
-  std::vector<PodId> candidate_pods;
+  std::vector<kube::PodId> candidate_pods;
   health::DeviceHealth health;  // the card's (MIG slices inherit it); unknown without dcgm
 };
 
@@ -82,7 +76,7 @@ struct Card {
 
 // One pod on one device.
 struct PodDevice {
-  PodId pod;
+  kube::PodId pod;
   size_t device = 0;  // index into Attribution::devices
   Sharing sharing = Sharing::kExclusive;
   Method method = Method::kDcgmPod;
@@ -95,7 +89,7 @@ struct PodDevice {
 };
 
 struct Pod {
-  PodId id;
+  kube::PodId id;
   std::string node;
   Method method = Method::kDcgmPod;         // even_split when any of its devices was split evenly
   std::optional<double> utilization;        // process tier: max; dcgm: mean over devices
@@ -137,10 +131,8 @@ struct Attribution {
   std::vector<NodePower> nodes;        // sorted by name; nodes where a device was seen
 
   // Every GPU node (advertises an nvidia.com/ resource, or a device was seen), sorted by name.
+  // Filled by the node-health stage after attribution (app/stages.h).
   std::vector<health::NodeHealth> node_health;
-
-  // Extension points for later issues (energy counters, requested devices, pending pods,
-  // health, idle run lengths) hang off these same keys; nothing here fakes them.
 };
 
 }  // namespace gpuattr::attribution

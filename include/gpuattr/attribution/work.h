@@ -47,8 +47,8 @@ struct Work {
   std::map<std::string, NodeReadings> nodes;
   std::map<DeviceId, DeviceWork> devices;
   std::map<CardKey, CardWork> cards;
-  std::map<std::pair<PodId, DeviceId>, PodDevice> links;  // link.device is set by Finish
-  std::map<PodId, Pod> pods;
+  std::map<std::pair<kube::PodId, DeviceId>, PodDevice> links;  // link.device is set by Finish
+  std::map<kube::PodId, Pod> pods;
 };
 
 // devices.cc: readings → nodes → devices and cards with their gauges.
@@ -66,8 +66,8 @@ void SummarisePods(const AttributionInput& input, Work& work);
 
 // namespaces.cc
 std::vector<Namespace> SummariseNamespaces(
-    const AttributionInput& input, const std::map<PodId, Pod>& pods,
-    const std::map<std::pair<PodId, DeviceId>, PodDevice>& links);
+    const AttributionInput& input, const std::map<kube::PodId, Pod>& pods,
+    const std::map<std::pair<kube::PodId, DeviceId>, PodDevice>& links);
 
 // Helpers shared by the steps.
 inline void MaxInto(std::optional<double>& dst, const std::optional<double>& src) {

@@ -1,12 +1,16 @@
-// One cluster's discovery and scraping, cycle by cycle:
-//   candidates (keywords, GPU holders, pins) → due probes (the cache decides) → one bounded pool
-//   of pod-proxy GETs (probes 5 s, scrapes 15 s) → verdicts recorded → accepted targets read →
-//   one immutable CycleInput plus the report for the page and the diagnostics families.
+// One cluster's discovery, cycle by cycle: it decides what to read and turns what was fetched
+// into readings and a report.
+//   candidates (keywords, GPU holders, pins) → due probes (the cache decides) and known targets
+//   → one bounded pool of pod-proxy GETs (probes 5 s, scrapes 15 s; scrape/fetch.h) → verdicts
+//   recorded → bodies read (sources/body.h) → the query-API fallback when no exporter pod
+//   answered → readings for the stages, plus the report for the page and the diagnostics
+//   families.
 // A target probed in this cycle is not fetched twice: the probe's body is its scrape.
 #pragma once
 
 #include <chrono>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -14,11 +18,18 @@
 #include "gpuattr/discovery/pins.h"
 #include "gpuattr/discovery/query_api.h"
 #include "gpuattr/discovery/report.h"
-#include "gpuattr/discovery/scrape.h"
-#include "gpuattr/kube/api_client.h"
+#include "gpuattr/kube/objects.h"
+#include "gpuattr/scrape/fetch.h"
+#include "gpuattr/sources/readings.h"
 #include "gpuattr/util/clock.h"
 
 namespace gpuattr::discovery {
+
+struct ScrapeOptions {
+  size_t concurrency = 8;
+  std::chrono::milliseconds timeout{15000};
+  size_t max_body_bytes = 64u << 20;
+};
 
 struct DiscoveryOptions {
   Pins pins;
@@ -28,10 +39,11 @@ struct DiscoveryOptions {
   QueryApiOptions query_api;  // the fallback when no exporter pod answers (docs/fallback.md)
 };
 
-struct DiscoveryCycle {
+// What one cycle found.
+struct DiscoveryResult {
   DiscoveryReport report;
-  std::vector<ScrapeResult> scrapes;  // every target fetched for data this cycle, by key
-  CycleInput input;
+  // Every exporter that answered with a usable body, by namespace/pod, then the query API's.
+  std::vector<sources::ExporterReadings> readings;
   std::vector<std::string> errors;  // e.g. a 403 on pods/proxy, naming the missing permission
 };
 
@@ -44,20 +56,28 @@ class Discovery {
   Discovery(std::string cluster, DiscoveryOptions options, Clock& clock);
 
   // Runs one cycle against `objects` (a snapshot from the ObjectCache). Never throws.
-  DiscoveryCycle RunCycle(kube::ApiClient& client,
-                          std::shared_ptr<const kube::ClusterObjects> objects,
-                          const StopSignal* stop = nullptr);
+  DiscoveryResult RunCycle(scrape::Fetcher& fetcher, const kube::ClusterObjects& objects,
+                           const StopSignal* stop = nullptr);
 
   const DiscoveryCache& cache() const { return cache_; }
-  const QueryApiFallback& query_api() const { return query_api_; }
-  const DiscoveryOptions& options() const { return options_; }
+
+  struct Read;  // one GET of a cycle: a probe or a scrape (discovery.cc)
 
  private:
+  std::vector<Read> PlanReads(const std::vector<Candidate>& current,
+                              std::chrono::steady_clock::time_point now);
+  void RecordReads(std::vector<Read>& reads, std::chrono::steady_clock::time_point now,
+                   double now_unix, DiscoveryResult& out);
+  void BuildReport(const kube::ClusterObjects& objects, const GpuPresence& presence,
+                   const PinnedCandidates& pinned, size_t candidates,
+                   const QueryApiResult& fallback, DiscoveryResult& out);
+
   std::string cluster_;
   DiscoveryOptions options_;
   Clock& clock_;
   DiscoveryCache cache_;
   QueryApiFallback query_api_;
+  std::set<std::string> due_keys_;  // candidates probed in the running cycle
   std::string last_nothing_found_;  // logged once per change
 };
 

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,8 +23,8 @@
 #include "gpuattr/discovery/pins.h"
 #include "gpuattr/discovery/probe.h"
 #include "gpuattr/discovery/report.h"
-#include "gpuattr/kube/api_client.h"
 #include "gpuattr/kube/objects.h"
+#include "gpuattr/scrape/fetch.h"
 #include "gpuattr/sources/promapi.h"
 #include "gpuattr/util/clock.h"
 
@@ -97,16 +98,16 @@ struct QueryApiEntry {
 };
 
 // What the fallback did in one cycle.
-struct QueryApiCycle {
+struct QueryApiResult {
   bool searched = false;  // the fallback ran (no exporter pod answered)
   size_t candidates = 0;  // services that are candidates (pins included)
   size_t probed_this_cycle = 0;
-  std::vector<ProbeRecord> probes;               // every cached verdict, for the status page
-  std::vector<ExporterStatus> exporters;         // the chosen API (kind "prometheus"), failed pins
-  std::vector<ExporterData> data;                // per node and kind, from the chosen API
-  std::vector<std::string> errors;               // 403s on services/proxy
-  std::map<std::string, std::string> pin_notes;  // by pin text
-  std::string chosen;                            // key of the API queried this cycle, if any
+  std::vector<ProbeRecord> probes;        // every cached verdict, for the status page
+  std::vector<ExporterStatus> exporters;  // the chosen API (kind "prometheus"), failed pins
+  std::vector<sources::ExporterReadings> readings;  // per node and kind, from the chosen API
+  std::vector<std::string> errors;                  // 403s on services/proxy
+  std::map<std::string, std::string> pin_notes;     // by pin text
+  std::string chosen;                               // key of the API queried this cycle, if any
 };
 
 class QueryApiFallback {
@@ -114,20 +115,30 @@ class QueryApiFallback {
   using TimePoint = std::chrono::steady_clock::time_point;
   explicit QueryApiFallback(QueryApiOptions options = {}) : options_(options) {}
 
-  // Runs the fallback's share of a cycle: search (if no API is chosen), then one query.
-  QueryApiCycle RunCycle(kube::ApiClient& client, const kube::ClusterObjects& objects,
-                         const std::vector<ServicePin>& pins, TimePoint now, double now_unix,
-                         const StopSignal* stop = nullptr);
+  // The fallback's share of a cycle: decide which API to read (the one chosen earlier, else probe
+  // candidates until one has the GPU series), fetch its answer, read it (sources/promapi.h).
+  QueryApiResult RunCycle(scrape::Fetcher& fetcher, const kube::ClusterObjects& objects,
+                          const std::vector<ServicePin>& pins, TimePoint now, double now_unix,
+                          const StopSignal* stop = nullptr);
 
   const std::map<std::string, QueryApiEntry>& entries() const { return entries_; }
   const QueryApiOptions& options() const { return options_; }
 
  private:
+  const QueryApiCandidate* Choose(scrape::Fetcher& fetcher,
+                                  const std::vector<QueryApiCandidate>& candidates, TimePoint now,
+                                  double now_unix, const StopSignal* stop, QueryApiResult& out);
+  void Query(scrape::Fetcher& fetcher, const QueryApiCandidate& chosen,
+             const kube::ClusterObjects& objects, TimePoint now, QueryApiResult& out);
+  void Report(const std::vector<QueryApiCandidate>& candidates, const std::vector<ServicePin>& pins,
+              QueryApiResult& out) const;
+
   QueryApiOptions options_;
   std::map<std::string, QueryApiEntry> entries_;  // by QueryApiCandidate::Key()
+  std::set<std::string> probed_now_;              // keys probed in the running cycle
 };
 
 // Pure: the probe's verdict from its answer (count by __name__ of the needed families).
-ProbeVerdict JudgeQueryApiProbe(const QueryApiCandidate& candidate, const Fetch& fetch);
+ProbeVerdict JudgeQueryApiProbe(const QueryApiCandidate& candidate, const scrape::Fetch& fetch);
 
 }  // namespace gpuattr::discovery

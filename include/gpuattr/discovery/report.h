@@ -1,20 +1,15 @@
-// What one cycle of discovery and scraping produced: the data behind the status page, the
-// gpuattr_exporter_* and gpuattr_discovery_candidates families, and the one immutable input of
-// the attribution stage. Plain data.
+// What one cycle of discovery and scraping found: the data behind the status page and the
+// gpuattr_exporter_* and gpuattr_discovery_candidates families. Plain data.
 #pragma once
 
 #include <cstdint>
 #include <map>
-#include <memory>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "gpuattr/discovery/candidates.h"
 #include "gpuattr/discovery/pins.h"
 #include "gpuattr/discovery/probe.h"
-#include "gpuattr/kube/objects.h"
-#include "gpuattr/sources/readings.h"
 
 namespace gpuattr::discovery {
 
@@ -58,31 +53,6 @@ struct DiscoveryReport {
   // what to do. Empty otherwise.
   std::string nothing_found;
   bool rediscovery_next_cycle = false;
-};
-
-// ---- The attribution stage's input (align: attribution::ExporterReadings and AttributionInput).
-struct ExporterData {
-  std::string namespace_;  // the exporter pod
-  std::string pod;
-  std::string node;                                   // the exporter pod's spec.nodeName
-  sources::BodyKind kind = sources::BodyKind::kDcgm;  // kDcgm or kProcess
-  std::variant<sources::DcgmReadings, sources::ProcessReadings> readings;
-};
-
-struct InferenceData {
-  std::string namespace_;  // the serving pod
-  std::string pod;
-  std::string node;
-  sources::BodyKind kind = sources::BodyKind::kVllm;  // kVllm or kSglang
-  sources::InferenceReadings readings;
-};
-
-// Everything one cycle read, gathered once and never changed afterwards.
-struct CycleInput {
-  std::string cluster;
-  std::shared_ptr<const kube::ClusterObjects> objects;  // never null in a built input
-  std::vector<ExporterData> exporters;                  // successful scrapes only, by ns/pod
-  std::vector<InferenceData> inference;
 };
 
 }  // namespace gpuattr::discovery

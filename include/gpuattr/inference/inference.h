@@ -29,7 +29,6 @@ struct ServerKey {
   auto operator<=>(const ServerKey&) const = default;
   bool operator==(const ServerKey&) const = default;
 };
-std::string KeyText(const ServerKey& key);  // "ns/pod/engine/model", for logs and errors
 
 // Counter-derived figures over one interval. Each is absent when it cannot be known: no earlier
 // reading, a counter missing from either reading, a counter reset (current < previous), or no
@@ -66,14 +65,6 @@ std::optional<bool> Saturated(const std::optional<double>& kv_cache_usage,
 std::optional<double> TokensPerJoule(const std::optional<double>& tokens_per_second,
                                      const std::optional<double>& power_watts);
 
-// What one cycle scraped from one inference server pod (possibly several models).
-struct ServerScrape {
-  std::string namespace_;
-  std::string pod;
-  std::string node;
-  sources::InferenceReadings readings;
-};
-
 struct Server {
   ServerKey key;
   std::string node;
@@ -105,7 +96,8 @@ using PreviousReadings = std::map<ServerKey, PreviousReading>;
 // Builds the view of one cycle taken at `now` (pure). `attribution` (may be null: no power known)
 // gives the serving pods' power for tokens per joule. SGLang servers that export no generation
 // token counter get sglang:gen_throughput (the server's own recent estimate) as their rate.
-InferenceView BuildView(const std::string& cluster, const std::vector<ServerScrape>& scrapes,
+InferenceView BuildView(const std::string& cluster,
+                        const std::vector<sources::ExporterReadings>& scrapes,
                         const PreviousReadings& previous, std::chrono::steady_clock::time_point now,
                         const attribution::Attribution* attribution);
 
@@ -113,7 +105,8 @@ InferenceView BuildView(const std::string& cluster, const std::vector<ServerScra
 // scrape failed) are dropped: their next reading starts afresh, with no rate.
 class InferenceTracker {
  public:
-  InferenceView Update(const std::string& cluster, const std::vector<ServerScrape>& scrapes,
+  InferenceView Update(const std::string& cluster,
+                       const std::vector<sources::ExporterReadings>& scrapes,
                        std::chrono::steady_clock::time_point now,
                        const attribution::Attribution* attribution);
   size_t tracked() const { return previous_.size(); }
@@ -126,6 +119,6 @@ class InferenceTracker {
 // Two model_names with the same last segment in one pod keep their full model_name as `model`,
 // so their series stay apart. Exposed for tests.
 std::vector<std::pair<ServerKey, const sources::InferenceReading*>> KeysOf(
-    const std::vector<ServerScrape>& scrapes);
+    const std::vector<sources::ExporterReadings>& scrapes);
 
 }  // namespace gpuattr::inference

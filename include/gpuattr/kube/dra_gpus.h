@@ -7,7 +7,6 @@
 #include <set>
 #include <string>
 #include <string_view>
-#include <utility>
 
 #include "gpuattr/kube/objects.h"
 
@@ -18,20 +17,18 @@ inline constexpr std::string_view kNvidiaDraDriver = "gpu.nvidia.com";
 // A GPU or MIG device of NVIDIA's DRA driver (type "gpu" or "mig", or untyped with a UUID).
 bool IsDraGpuDevice(const ResourceSlice& slice, const DraDevice& device);
 
-using PodRef = std::pair<std::string, std::string>;  // namespace, name
-
 struct DraGpuIndex {
   // Every DRA GPU device's UUID → the pods holding it (empty: DRA knows it and nobody holds it).
-  std::map<std::string, std::set<PodRef>, std::less<>> by_uuid;
+  std::map<std::string, std::set<PodId>, std::less<>> by_uuid;
   // A card's UUID → the pods holding any of its MIG devices (empty: none of its slices is held).
-  std::map<std::string, std::set<PodRef>, std::less<>> by_parent_uuid;
+  std::map<std::string, std::set<PodId>, std::less<>> by_parent_uuid;
   // Every pod holding a DRA GPU device → the claim ("namespace/name") it holds it through.
-  std::map<PodRef, std::string> holders;
+  std::map<PodId, std::string> holders;
 
   // The holders DRA names for a dcgm device: a MIG slice (the card's UUID, as dcgm's MIG lines
   // carry it) asks the card's MIG devices first, a whole GPU its own UUID first, each then the
   // other. nullptr: DRA says nothing about that UUID.
-  const std::set<PodRef>* HoldersOf(std::string_view uuid, bool mig_slice) const;
+  const std::set<PodId>* HoldersOf(std::string_view uuid, bool mig_slice) const;
 };
 
 // Holders are pods that exist and are Running, or Pending and already bound to a node (as for

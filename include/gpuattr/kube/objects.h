@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuattr/kube/pod_id.h"
+
 namespace gpuattr::kube {
 
 // Extended resources only (everything except cpu, memory, ephemeral-storage, hugepages-*), in
@@ -61,6 +63,7 @@ struct Pod {
   PodCondition scheduled;  // the PodScheduled condition
 
   std::string Key() const { return namespace_ + "/" + name; }
+  PodId Id() const { return {namespace_, name}; }
 };
 
 struct Node {

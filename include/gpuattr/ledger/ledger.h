@@ -34,7 +34,7 @@ struct LedgerParams {
 };
 
 struct PodLedger {
-  attribution::PodId id;
+  kube::PodId id;
   std::string node;
   std::optional<bool> idle;             // as the attribution said; absent when unknown
   std::optional<double> idle_seconds;   // current idle run; 0 when busy; absent when unknown
@@ -61,7 +61,7 @@ class Ledger {
   // Records one successful cycle at `now_unix` (wall-clock seconds, so it survives restarts).
   // `in_cluster`: the pods that exist in the cluster now; null means exactly the attributed ones.
   LedgerView Record(const attribution::Attribution& attribution, double now_unix,
-                    const std::set<attribution::PodId>* in_cluster = nullptr);
+                    const std::set<kube::PodId>* in_cluster = nullptr);
 
   const LedgerState& state() const { return state_; }
   const LedgerParams& params() const { return params_; }

@@ -26,7 +26,7 @@ struct NamespaceRecord {
 
 struct LedgerState {
   std::optional<double> last_cycle_unix;  // the last successful cycle
-  std::map<attribution::PodId, PodRecord> pods;
+  std::map<kube::PodId, PodRecord> pods;
   std::map<std::string, NamespaceRecord> namespaces;
   bool operator==(const LedgerState&) const = default;
 };

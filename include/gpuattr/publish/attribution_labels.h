@@ -13,7 +13,7 @@ inline Labels DeviceLabels(const std::string& cluster, const attribution::Device
   return l;
 }
 
-inline Labels PodLabels(const std::string& cluster, const attribution::PodId& id) {
+inline Labels PodLabels(const std::string& cluster, const kube::PodId& id) {
   return Labels{{"cluster", cluster}, {"namespace", id.namespace_}, {"pod", id.name}};
 }
 

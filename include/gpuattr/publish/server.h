@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpuattr/publish/snapshot.h"
+#include "gpuattr/util/clock.h"
 #include "gpuattr/util/status.h"
 
 namespace gpuattr::publish {
@@ -42,6 +43,7 @@ struct ServerOptions {
   std::string tls_cert_file;  // both set: HTTPS
   std::string tls_key_file;
   std::vector<Credential> users;  // non-empty: basic auth on every path
+  Clock* clock = nullptr;         // the status page's "ago" times; SystemClock() when null
 };
 
 class MetricsServer {

@@ -1,6 +1,6 @@
-// What one moment of gpuattr knows: the result of the latest cycle of every cluster. Plain data,
-// built by the cycle loop and never changed after it is published (readers hold a
-// shared_ptr<const Snapshot>). Attribution results are added here by later stages.
+// What one moment of gpuattr knows: the latest cycle of every cluster. Plain data, built by the
+// cycle loop (app/run.h) and never changed after it is published (readers hold a
+// shared_ptr<const Snapshot>).
 #pragma once
 
 #include <cstdint>
@@ -8,24 +8,13 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <vector>
 
-namespace gpuattr::discovery {
-struct DiscoveryReport;
-}  // namespace gpuattr::discovery
-namespace gpuattr::attribution {
-struct Attribution;  // attribution/types.h
-}  // namespace gpuattr::attribution
-namespace gpuattr::allocation {
-struct Allocation;  // allocation/types.h
-}  // namespace gpuattr::allocation
-namespace gpuattr::ledger {
-struct LedgerView;  // ledger/ledger.h
-}  // namespace gpuattr::ledger
-namespace gpuattr::inference {
-struct InferenceView;  // inference/inference.h
-}  // namespace gpuattr::inference
+#include "gpuattr/allocation/types.h"
+#include "gpuattr/attribution/types.h"
+#include "gpuattr/discovery/report.h"
+#include "gpuattr/inference/inference.h"
+#include "gpuattr/ledger/ledger.h"
 
 namespace gpuattr::publish {
 
@@ -38,29 +27,40 @@ struct RequestKey {
 };
 using RequestCounts = std::map<RequestKey, uint64_t>;  // cumulative since start
 
+// What the stages made of one successful cycle (app/stages.h): who uses which device, the
+// scheduler's view, inference servers and what persists across cycles.
+struct CycleOutput {
+  attribution::Attribution attribution;
+  allocation::Allocation allocation;
+  inference::InferenceView inference;
+  ledger::LedgerView ledger;
+};
+
+// One cycle of one cluster, as its session reports it.
+struct CycleResult {
+  bool up = false;                  // the apiserver answered and the cycle read what it needed
+  std::vector<std::string> errors;  // human-readable, each naming the object/permission at fault
+  // Optional parts left out, not errors (no log per cycle, cluster stays up): e.g. a 403 on a DRA
+  // kind, naming the verb, resource and ClusterRole.
+  std::vector<std::string> notes;
+  RequestCounts apiserver_requests;  // cumulative since the session started
+  // What discovery found and probed; null when the cycle did not get as far as discovery.
+  std::shared_ptr<const discovery::DiscoveryReport> discovery;
+  // Null when the cycle failed.
+  std::shared_ptr<const CycleOutput> output;
+};
+
 struct ClusterSnapshot {
   std::string cluster;  // the `cluster` label
-  bool up = false;      // the latest cycle reached the apiserver and read what it needed
   // Unix time of the end of the latest *successful* cycle; absent until one succeeded. Stale data
   // stays published with this timestamp when later cycles fail.
   std::optional<double> last_success_unix_seconds;
   std::optional<double> last_attempt_unix_seconds;  // end of the latest cycle, good or bad
   double cycle_duration_seconds = 0;                // of the latest cycle
   uint64_t cycles = 0;                              // cycles run so far
-  RequestCounts apiserver_requests;
-  std::vector<std::string> errors;  // from the latest cycle, human-readable, no secrets
-  std::vector<std::string> notes;   // optional parts left out (a DRA kind forbidden), not errors
-  // What discovery found and probed in the latest cycle that got that far (exporters, probes).
-  std::shared_ptr<const discovery::DiscoveryReport> discovery;
-  // Devices, cards, pods, namespaces, node power of the latest successful cycle; null until one.
-  std::shared_ptr<const attribution::Attribution> attribution;
-  // The scheduler's view (requests, capacity, pending pods and hints) of the latest successful
-  // cycle.
-  std::shared_ptr<const allocation::Allocation> allocation;
-  // What persists across cycles: idle run lengths and energy counters.
-  std::shared_ptr<const ledger::LedgerView> ledger;
-  // Inference servers' rates and gauges of the latest successful cycle.
-  std::shared_ptr<const inference::InferenceView> inference;
+  // The latest cycle's status; its discovery and output are the latest that exist (a failed
+  // cycle keeps the last good ones published).
+  CycleResult latest;
 };
 
 struct Snapshot {

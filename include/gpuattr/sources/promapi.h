@@ -88,6 +88,17 @@ struct PromNodeReadings {
 // Groups repaired series by node and reads each group with ReadDcgm / ReadProcess. Sorted by node.
 std::vector<PromNodeReadings> ReadPromSeries(const std::vector<RepairedSeries>& series);
 
+// One instant-query answer read whole, the pure part of a fallback cycle: decode → repair →
+// de-duplicate HA replicas → read per node.
+struct QueryAnswer {
+  std::vector<PromNodeReadings> nodes;  // sorted by node
+  size_t invalid_series = 0;            // entries the decoder skipped
+  std::string first_invalid;            // why the first one was skipped
+  size_t unnamed_series = 0;            // series without __name__
+};
+Result<QueryAnswer> ReadQueryAnswer(std::string_view body, std::string_view source,
+                                    const PodLookup& lookup);
+
 // Every family name the readers use (dcgm fields, dcgm exporter families, per-process
 // families), from the alias table, sorted.
 std::vector<std::string> NeededFamilies();

@@ -8,8 +8,10 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
+#include "gpuattr/kube/pod_id.h"
 #include "gpuattr/sources/aliases.h"
 
 namespace gpuattr::sources {
@@ -27,24 +29,17 @@ struct DeviceKey {
   std::string model;        // modelName
   std::string pci_bus_id;
   std::string device;  // nvidiaN
-
-  bool IsMigSlice() const { return gpu_instance.has_value(); }
-  bool SameIdentity(const DeviceKey& o) const {
-    return gpu == o.gpu && gpu_instance == o.gpu_instance && uuid == o.uuid &&
-           hostname == o.hostname;
-  }
 };
 
-// The pod a line is labelled with. Empty label values count as absent; a reading has a PodRef only
-// when at least namespace or pod is present.
-struct PodRef {
-  std::string namespace_;
-  std::string pod;
+// The pod a line is labelled with. Empty label values count as absent; a reading has PodLabels
+// only when at least namespace or pod is present.
+struct PodLabels {
+  kube::PodId id;
   std::string container;
   std::string pod_uid;  // dcgm-exporter's per-pod FB_USED/GPU_UTIL lines (with vgpu)
   std::string vgpu;     // time-slicing replica with --kubernetes-virtual-gpus
 
-  bool operator==(const PodRef&) const = default;
+  bool operator==(const PodLabels&) const = default;
 };
 
 // Every field in base units; absent means the exporter did not say.
@@ -78,7 +73,7 @@ struct DcgmValues {
 // One identity's lines: a device, optionally labelled with one pod (or one pod replica).
 struct DcgmRecord {
   DeviceKey device;
-  std::optional<PodRef> pod;
+  std::optional<PodLabels> pod;
   std::string driver_version;  // DCGM_FI_DRIVER_VERSION | DCGM_FI_SYSTEM_DRIVER_VERSION label
   DcgmValues values;
   std::string xid_err_code;  // err_code/err_msg labels of the XID line, when present
@@ -110,7 +105,7 @@ struct DcgmReadings {
 
 // One process on one GPU, as the per-process exporter labels it.
 struct ProcessReading {
-  std::optional<PodRef> pod;  // namespace, pod, container; absent for processes of no pod
+  std::optional<PodLabels> pod;  // namespace, pod, container; absent for processes of no pod
   std::string uuid;
   std::string gpu;
   std::string pid;
@@ -166,6 +161,22 @@ struct InferenceReading {
 struct InferenceReadings {
   std::vector<InferenceReading> models;  // in order of first appearance
   ReadStats stats;
+};
+
+// ---- One exporter's readings -----------------------------------------------------------------
+
+using Readings = std::variant<DcgmReadings, ProcessReadings, InferenceReadings>;
+
+// What one exporter said in one cycle and who said it: one per scraped pod, or one per node and
+// kind from a query API. Discovery makes them; attribution reads the dcgm and process ones,
+// inference the inference ones, all from the same vector (nothing is copied between stages).
+struct ExporterReadings {
+  std::string namespace_;  // the exporter pod (a query API: its service's namespace)
+  std::string pod;         // the exporter pod (a query API: the service)
+  // The exporter pod's spec.nodeName (a query API: the series' node). When empty, attribution
+  // looks the pod up in the cluster objects, and only then uses dcgm's hostname label.
+  std::string node;
+  Readings readings;
 };
 
 }  // namespace gpuattr::sources

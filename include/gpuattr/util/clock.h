@@ -46,6 +46,11 @@ class RealClock final : public Clock {
 // The process-wide real clock (stateless; safe to share).
 Clock& SystemClock();
 
+// Seconds since the Unix epoch, as published in timestamps and kept in the state file.
+inline double UnixSeconds(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration<double>(t.time_since_epoch()).count();
+}
+
 // Time moves only when told to (Advance) or when someone sleeps. By default SleepFor records the
 // requested duration, advances both clocks by it and returns at once. With SetBlockingSleeps(true)
 // a sleeper instead waits (really) until Advance() moves time past its deadline or it is stopped,
@@ -61,7 +66,6 @@ class FakeClock final : public Clock {
   void SetBlockingSleeps(bool blocking);
   // Sleepers currently blocked (blocking mode only).
   int BlockedSleepers() const;
-  void SetWallNow(std::chrono::system_clock::time_point t);
   // Every SleepFor duration so far, in call order (the most recent 10,000 are kept).
   std::vector<std::chrono::milliseconds> Sleeps() const;
   void ClearSleeps();

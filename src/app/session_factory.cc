@@ -1,4 +1,4 @@
-#include "gpuattr/discovery/session_factory.h"
+#include "gpuattr/app/session_factory.h"
 
 #include <algorithm>
 
@@ -7,20 +7,21 @@
 #include "gpuattr/ledger/state_path.h"
 #include "gpuattr/util/log.h"
 
-namespace gpuattr::discovery {
+namespace gpuattr::app {
 
-Pins PinsFromConfig(const std::vector<app::TargetPin>& targets) {
-  Pins pins;
-  for (const app::TargetPin& t : targets) {
-    if (t.kind == app::TargetPin::Kind::kPodPrefix)
-      pins.pods.push_back(PodPin{t.namespace_, t.name, t.port, t.text});
+discovery::Pins PinsFromConfig(const std::vector<TargetPin>& targets) {
+  discovery::Pins pins;
+  for (const TargetPin& t : targets) {
+    if (t.kind == TargetPin::Kind::kPodPrefix)
+      pins.pods.push_back(discovery::PodPin{t.namespace_, t.name, t.port, t.text});
     else
-      pins.services.push_back(ServicePin{t.namespace_, t.name, std::to_string(t.port), t.text});
+      pins.services.push_back(
+          discovery::ServicePin{t.namespace_, t.name, std::to_string(t.port), t.text});
   }
   return pins;
 }
 
-KubeSessionOptions SessionOptionsFromConfig(const app::Config& config) {
+KubeSessionOptions SessionOptionsFromConfig(const Config& config) {
   KubeSessionOptions o;
   o.discovery.pins = PinsFromConfig(config.targets);
   o.discovery.scrape.concurrency = static_cast<size_t>(std::max(1, config.scrape.concurrency));
@@ -33,15 +34,16 @@ KubeSessionOptions SessionOptionsFromConfig(const app::Config& config) {
   o.discovery.query_api.ttl = config.discovery.cache;
   o.discovery.query_api.query_timeout = config.scrape.timeout;
   o.discovery.query_api.max_body_bytes = static_cast<size_t>(config.scrape.max_body_bytes);
-  o.attribution.idle_utilization_below = config.idle.utilization_below;
-  o.attribution.idle_memory_at_least_bytes = static_cast<double>(config.idle.memory_at_least_bytes);
+  o.stages.attribution.idle_utilization_below = config.idle.utilization_below;
+  o.stages.attribution.idle_memory_at_least_bytes =
+      static_cast<double>(config.idle.memory_at_least_bytes);
   // A missed cycle or a quick restart still integrates; a longer gap adds no invented joules.
   o.ledger.max_gap_seconds =
       std::max(300.0, 5 * std::chrono::duration<double>(config.interval).count());
   return o;
 }
 
-std::shared_ptr<ledger::StateFile> OpenStateFile(const app::Config& config) {
+std::shared_ptr<ledger::StateFile> OpenStateFile(const Config& config) {
   auto path = ledger::ResolveStateFilePath(config.state_file);
   if (!path.ok()) {
     log::Warn("no state file; idle runs and energy counters will not survive a restart",
@@ -53,11 +55,11 @@ std::shared_ptr<ledger::StateFile> OpenStateFile(const app::Config& config) {
   return ledger::StateFile::Open(std::move(*path), /*writable=*/!config.once);
 }
 
-Result<app::SessionList> MakeKubeSessions(const app::Config& config) {
+Result<SessionList> MakeKubeSessions(const Config& config) {
   const kube::KubeconfigSource source = kube::KubeconfigSource::FromEnvironment(config.kubeconfig);
   KubeSessionOptions options = SessionOptionsFromConfig(config);
   std::vector<std::pair<std::string, std::unique_ptr<kube::Transport>>> clusters;
-  for (const app::ClusterConfig& cluster : app::EffectiveClusters(config)) {
+  for (const ClusterConfig& cluster : EffectiveClusters(config)) {
     std::vector<std::string> contexts;
     if (!cluster.context.empty()) contexts.push_back(cluster.context);
     auto conns = kube::LoadConnections(source, contexts);
@@ -75,11 +77,11 @@ Result<app::SessionList> MakeKubeSessions(const app::Config& config) {
   }
   // Only once every cluster is usable: a bad kubeconfig must not touch the state file.
   options.state_file = OpenStateFile(config);
-  app::SessionList out;
+  SessionList out;
   for (auto& [label, transport] : clusters)
     out.push_back(std::make_unique<KubeClusterSession>(
         label, std::shared_ptr<kube::Transport>(std::move(transport)), options));
   return out;
 }
 
-}  // namespace gpuattr::discovery
+}  // namespace gpuattr::app

@@ -1,14 +1,14 @@
-#include "gpuattr/discovery/session_factory.h"
+#include "gpuattr/app/session_factory.h"
 
 #include <gtest/gtest.h>
 
-namespace gpuattr::discovery {
+namespace gpuattr::app {
 namespace {
 
 TEST(SessionFactory, ConfigBecomesSessionOptions) {
-  app::Config config;
-  auto pod = app::ParseTargetPin("gpu-operator/nvidia-dcgm-exporter:9400");
-  auto svc = app::ParseTargetPin("monitoring/svc/prometheus:9090");
+  Config config;
+  auto pod = ParseTargetPin("gpu-operator/nvidia-dcgm-exporter:9400");
+  auto svc = ParseTargetPin("monitoring/svc/prometheus:9090");
   ASSERT_TRUE(pod.ok() && svc.ok());
   config.targets = {*pod, *svc};
   config.scrape.concurrency = 3;
@@ -31,7 +31,7 @@ TEST(SessionFactory, ConfigBecomesSessionOptions) {
 }
 
 TEST(SessionFactory, MissingKubeconfigIsAnErrorNamingIt) {
-  app::Config config;
+  Config config;
   config.kubeconfig = "/nonexistent/gpuattr-test/kubeconfig";
   auto r = MakeKubeSessions(config);
   ASSERT_FALSE(r.ok());
@@ -40,4 +40,4 @@ TEST(SessionFactory, MissingKubeconfigIsAnErrorNamingIt) {
 }
 
 }  // namespace
-}  // namespace gpuattr::discovery
+}  // namespace gpuattr::app

@@ -1,0 +1,26 @@
+// Builds the kube-backed sessions the cycle loop runs: one KubeClusterSession per configured
+// cluster (kubeconfig context), with the config's pins, scrape limits and cache lifetimes, all
+// sharing one state file. Plugs in as the SessionFactory: `Run(config, MakeKubeSessions, ...)`.
+#pragma once
+
+#include "gpuattr/app/config.h"
+#include "gpuattr/app/kube_session.h"
+#include "gpuattr/app/session.h"
+#include "gpuattr/discovery/pins.h"
+#include "gpuattr/util/status.h"
+
+namespace gpuattr::app {
+
+// The parsed pins → discovery pins.
+discovery::Pins PinsFromConfig(const std::vector<TargetPin>& targets);
+// Discovery, scrape and stage settings from the config (pins, limits, cache lifetimes, idle).
+KubeSessionOptions SessionOptionsFromConfig(const Config& config);
+
+// The state file of Config::state_file ("" → the XDG default), read now; read-only with --once.
+// Null (with a warning) when there is no usable location.
+std::shared_ptr<ledger::StateFile> OpenStateFile(const Config& config);
+
+// Errors (unreadable kubeconfig, unknown context, bad credentials setup) name the file or context.
+Result<SessionList> MakeKubeSessions(const Config& config);
+
+}  // namespace gpuattr::app

@@ -1,0 +1,105 @@
+#include "gpuattr/app/kube_session.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace gpuattr::app {
+namespace {
+
+void AddUnique(std::vector<std::string>& to, std::string e) {
+  if (std::find(to.begin(), to.end(), e) == to.end()) to.push_back(std::move(e));
+}
+
+}  // namespace
+
+publish::RequestCounts ToPublishCounts(const std::vector<kube::RequestCount>& counts) {
+  publish::RequestCounts out;
+  for (const auto& c : counts) out[publish::RequestKey{c.verb, c.resource, c.code}] += c.count;
+  return out;
+}
+
+KubeClusterSession::KubeClusterSession(std::string cluster,
+                                       std::shared_ptr<kube::Transport> transport,
+                                       KubeSessionOptions options)
+    : cluster_(std::move(cluster)),
+      options_(std::move(options)),
+      clock_(options_.clock ? *options_.clock : SystemClock()),
+      client_(std::make_shared<kube::ApiClient>(std::move(transport), options_.api)),
+      fetcher_(scrape::MakeApiFetcher(client_)),
+      cache_(std::make_unique<kube::ObjectCache>(client_, options_.cache)),
+      discovery_(cluster_, options_.discovery, clock_),
+      stages_{
+          ledger::Ledger(options_.ledger, options_.state_file ? options_.state_file->Load(cluster_)
+                                                              : ledger::LedgerState{}),
+          {}} {}
+
+KubeClusterSession::~KubeClusterSession() { cache_->Stop(); }
+
+void KubeClusterSession::Cancel() {
+  stop_.Stop();
+  cache_->Stop();
+}
+
+// True once every kind completed its first LIST. Returns false early when every kind still
+// missing has already failed (an unreachable or forbidding apiserver): the cycle then reports the
+// cluster down with the error at once, rather than after sync_timeout, while the cache keeps
+// retrying with backoff in the background.
+// The optional DRA kinds are waited for only until they know where they stand (absent,
+// forbidden, listed or failing), so that the first cycle already sees DRA holders.
+bool KubeClusterSession::WaitForFirstLists() {
+  const auto deadline = std::chrono::steady_clock::now() + options_.sync_timeout;
+  while (!stop_.stopped() && std::chrono::steady_clock::now() < deadline) {
+    if (cache_->WaitSynced(std::chrono::milliseconds(50))) {
+      if (cache_->DraSettled()) return true;
+      continue;
+    }
+    bool all_missing_failed = true;
+    for (const kube::KindStatus& k : cache_->KindStatuses())
+      if (!k.synced && k.last_error.empty()) all_missing_failed = false;
+    if (all_missing_failed) return false;
+  }
+  return !stop_.stopped() && cache_->synced();  // DRA still unsettled: do not wait for it longer
+}
+
+// Each kind's last error once, and the kinds still waiting for their first LIST.
+std::vector<std::string> KubeClusterSession::CacheErrors() const {
+  std::vector<std::string> errors;
+  for (const kube::KindStatus& k : cache_->KindStatuses()) {
+    if (!k.last_error.empty()) AddUnique(errors, k.last_error);
+    if (!k.synced && k.last_error.empty())
+      errors.push_back("cluster \"" + cluster_ + "\": " + k.resource +
+                       " not listed yet (waiting for the first LIST)");
+  }
+  return errors;
+}
+
+publish::CycleResult KubeClusterSession::RunCycle() {
+  publish::CycleResult result;
+  if (!started_ && !stop_.stopped()) {
+    cache_->Start();
+    started_ = true;
+  }
+  result.up = WaitForFirstLists();
+  result.errors = CacheErrors();
+  if (result.up) {
+    CycleInput input;
+    input.cluster = cluster_;
+    input.objects = cache_->Snapshot();
+    discovery::DiscoveryResult found = discovery_.RunCycle(*fetcher_, *input.objects, &stop_);
+    for (std::string& e : found.errors) AddUnique(result.errors, std::move(e));
+    result.discovery = std::make_shared<const discovery::DiscoveryReport>(std::move(found.report));
+    input.readings = std::move(found.readings);
+    input.now_unix = UnixSeconds(clock_.WallNow());
+    input.now = clock_.Now();
+    if (options_.observe_input) options_.observe_input(input);
+    result.output =
+        std::make_shared<const publish::CycleOutput>(RunStages(input, stages_, options_.stages));
+    if (options_.state_file) options_.state_file->Save(cluster_, stages_.ledger.state());
+  }
+  for (const kube::DraKindStatus& d : cache_->DraStatuses())
+    if (!d.note.empty()) result.notes.push_back("cluster \"" + cluster_ + "\": " + d.note);
+  result.apiserver_requests = ToPublishCounts(client_->RequestCounts());
+  return result;
+}
+
+}  // namespace gpuattr::app
