@@ -20,8 +20,6 @@ Error Invalid(std::string message) {
   return MakeError(ErrorCode::kInvalidArgument, std::move(message));
 }
 
-std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
-
 Result<int> ParseInt(std::string_view text, int min, int max) {
   std::string_view s = Trim(text);
   int v = 0;

@@ -8,18 +8,6 @@ std::string DeviceIdText(const DeviceId& id) {
   return s;
 }
 
-std::string_view TierName(Tier tier) {
-  switch (tier) {
-    case Tier::kProcess:
-      return "process";
-    case Tier::kDcgmPod:
-      return "dcgm_pod";
-    case Tier::kDcgmNoPod:
-      return "dcgm_no_pod";
-  }
-  return "unknown";
-}
-
 std::string_view SharingName(Sharing sharing) {
   switch (sharing) {
     case Sharing::kExclusive:

@@ -105,8 +105,7 @@ DiscoveryResult Discovery::RunCycle(scrape::Fetcher& fetcher, const kube::Cluste
                                     const StopSignal* stop) {
   DiscoveryResult out;
   const auto now = clock_.Now();
-  const double now_unix =
-      std::chrono::duration<double>(clock_.WallNow().time_since_epoch()).count();
+  const double now_unix = UnixSeconds(clock_.WallNow());
 
   // Decide. Pins are probed whatever the gate says: the user asked for them.
   const GpuPresence presence = DetectGpuPresence(objects);

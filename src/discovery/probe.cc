@@ -16,14 +16,18 @@ std::string_view OutcomeName(Outcome outcome) {
   return "error";
 }
 
-ProbeVerdict JudgeProbe(const Candidate& candidate, const scrape::Fetch& fetch) {
+ProbeVerdict FailedFetchVerdict(const scrape::Fetch& fetch) {
   ProbeVerdict v;
   v.http_status = fetch.http_status;
-  if (!fetch.ok) {
-    v.outcome = Outcome::kError;
-    v.reason = fetch.error.empty() ? "no response" : fetch.error;
-    return v;
-  }
+  v.outcome = Outcome::kError;
+  v.reason = fetch.error.empty() ? "no response" : fetch.error;
+  return v;
+}
+
+ProbeVerdict JudgeProbe(const Candidate& candidate, const scrape::Fetch& fetch) {
+  if (!fetch.ok) return FailedFetchVerdict(fetch);
+  ProbeVerdict v;
+  v.http_status = fetch.http_status;
   sources::Classification c = sources::ClassifyBody(fetch.body);
   v.kind = c.kind;
   if (c.kind == sources::BodyKind::kUnrecognised) {

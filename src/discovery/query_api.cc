@@ -229,13 +229,9 @@ sources::PodLookup PodLookupFor(const kube::ClusterObjects& objects) {
 }
 
 ProbeVerdict JudgeQueryApiProbe(const QueryApiCandidate& candidate, const scrape::Fetch& fetch) {
+  if (!fetch.ok) return FailedFetchVerdict(fetch);
   ProbeVerdict v;
   v.http_status = fetch.http_status;
-  if (!fetch.ok) {
-    v.outcome = Outcome::kError;
-    v.reason = fetch.error.empty() ? "no response" : fetch.error;
-    return v;
-  }
   auto decoded = sources::DecodeQueryResponse(fetch.body, Source(candidate));
   if (!decoded) {
     v.outcome = Outcome::kUnrecognised;

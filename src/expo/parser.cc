@@ -246,7 +246,7 @@ struct Failure {
 
 // Quotes a piece of the input for an error message: at most 40 bytes, control and non-ASCII bytes
 // as \xNN (messages stay printable ASCII whatever the exporter sent).
-std::string Quote(std::string_view s) {
+std::string QuoteInput(std::string_view s) {
   constexpr size_t kMax = 40;
   std::string out = "\"";
   size_t n = std::min(s.size(), kMax);
@@ -276,29 +276,29 @@ std::string Describe(const Failure& f, const Limits& limits) {
     case Fault::kLineTooLong:
       return "line longer than " + std::to_string(limits.max_line_bytes) + " bytes";
     case Fault::kExpectedName:
-      return "expected a metric name, found " + Quote(f.token);
+      return "expected a metric name, found " + QuoteInput(f.token);
     case Fault::kAfterName:
-      return "unexpected " + Quote(f.token) + " after the metric name";
+      return "unexpected " + QuoteInput(f.token) + " after the metric name";
     case Fault::kMissingName:
       return "label set without a metric name";
     case Fault::kNameTwice:
       return "two metric names in one label set";
     case Fault::kBadLabelName:
-      return "invalid label name at " + Quote(f.token);
+      return "invalid label name at " + QuoteInput(f.token);
     case Fault::kExpectedEquals:
-      return "expected '=' after label name " + Quote(f.token);
+      return "expected '=' after label name " + QuoteInput(f.token);
     case Fault::kExpectedQuote:
-      return "expected '\"' to open the value of label " + Quote(f.token);
+      return "expected '\"' to open the value of label " + QuoteInput(f.token);
     case Fault::kUnterminatedValue:
-      return "unterminated label value (label " + Quote(f.token) + ")";
+      return "unterminated label value (label " + QuoteInput(f.token) + ")";
     case Fault::kUnterminatedName:
       return "unterminated quoted name";
     case Fault::kInvalidUtf8Name:
-      return "invalid UTF-8 in quoted name " + Quote(f.token);
+      return "invalid UTF-8 in quoted name " + QuoteInput(f.token);
     case Fault::kInvalidUtf8Value:
-      return "invalid UTF-8 in the value of label " + Quote(f.token);
+      return "invalid UTF-8 in the value of label " + QuoteInput(f.token);
     case Fault::kAfterLabelValue:
-      return "expected ',' or '}' after the value of label " + Quote(f.token);
+      return "expected ',' or '}' after the value of label " + QuoteInput(f.token);
     case Fault::kUnterminatedLabels:
       return "unterminated label set (missing '}')";
     case Fault::kTooManyLabels:
@@ -307,21 +307,21 @@ std::string Describe(const Failure& f, const Limits& limits) {
     case Fault::kMissingValue:
       return "missing value";
     case Fault::kInvalidNumber:
-      return "invalid number " + Quote(f.token);
+      return "invalid number " + QuoteInput(f.token);
     case Fault::kNumberRange:
-      return "number out of range " + Quote(f.token);
+      return "number out of range " + QuoteInput(f.token);
     case Fault::kInvalidTimestamp:
-      return "invalid timestamp " + Quote(f.token);
+      return "invalid timestamp " + QuoteInput(f.token);
     case Fault::kTrailingText:
-      return "unexpected text after the timestamp: " + Quote(f.token);
+      return "unexpected text after the timestamp: " + QuoteInput(f.token);
     case Fault::kHelpWithoutName:
       return "HELP line without a metric name";
     case Fault::kTypeWithoutName:
       return "TYPE line without a metric name";
     case Fault::kTypeWithoutType:
-      return "TYPE line for " + Quote(f.token) + " without a type";
+      return "TYPE line for " + QuoteInput(f.token) + " without a type";
     case Fault::kInvalidType:
-      return "invalid metric type " + Quote(f.token);
+      return "invalid metric type " + QuoteInput(f.token);
   }
   return "unknown error";
 }

@@ -27,8 +27,6 @@ namespace {
 constexpr size_t kMaxStdout = 4u << 20;  // an ExecCredential is a few KiB
 constexpr size_t kMaxStderrLine = 4096;
 
-std::string Quote(const std::string& s) { return "\"" + s + "\""; }
-
 std::string Who(const ExecPluginRun& run) {
   return "exec plugin " + Quote(run.config.command) + " (user " + Quote(run.user_name) + " in " +
          run.kubeconfig_path + ")";

@@ -1,4 +1,5 @@
 #include "gpuattr/kube/kubeconfig.h"
+#include "gpuattr/util/strings.h"
 
 #include <yaml-cpp/binary.h>
 #include <yaml-cpp/yaml.h>
@@ -16,8 +17,6 @@ namespace gpuattr::kube {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string Quote(const std::string& s) { return "\"" + s + "\""; }
 
 // Field readers: a missing or null key leaves `out` alone; a wrong type is an error naming the
 // file and the key path.
@@ -387,6 +386,74 @@ Result<Kubeconfig> LoadKubeconfig(const KubeconfigSource& source) {
   return merged;
 }
 
+namespace {
+
+// PEM material given inline (`<key>-data`, base64) or as a file (`<key>`); inline wins, as in
+// kubectl. Leaves `out` empty when neither is set. Errors start with `where` and name the key.
+Status ReadPem(const std::string& data, const std::string& file, const std::string& where,
+               const std::string& key, std::string& out) {
+  Result<std::string> pem = !data.empty()   ? DecodeData(data, where + key + "-data")
+                            : !file.empty() ? ReadReferencedFile(file, where + key)
+                                            : Result<std::string>(std::string());
+  if (!pem.ok()) return pem.error();
+  out = std::move(*pem);
+  return Status::Ok();
+}
+
+// The cluster half of a connection: server, TLS settings and CA.
+Status ConnectCluster(const std::string& name, const Kubeconfig::Cluster& c,
+                      ClusterConnection& conn) {
+  const std::string where = "cluster " + Quote(name) + " in kubeconfig " + c.source + ": ";
+  if (c.server.empty()) return MakeError(ErrorCode::kInvalidArgument, where + "server: missing");
+  conn.server = c.server;
+  conn.tls_server_name = c.tls_server_name;
+  conn.proxy_url = c.proxy_url;
+  conn.insecure_skip_tls_verify = c.insecure_skip_tls_verify;
+  if (c.insecure_skip_tls_verify &&
+      (!c.certificate_authority.empty() || !c.certificate_authority_data.empty())) {
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        where + "certificate-authority and insecure-skip-tls-verify cannot both be set");
+  }
+  GPUATTR_RETURN_IF_ERROR(ReadPem(c.certificate_authority_data, c.certificate_authority, where,
+                                  "certificate-authority", conn.ca_pem));
+  if (c.certificate_authority_data.empty()) conn.ca_file = c.certificate_authority;
+  return Status::Ok();
+}
+
+// The user half of a connection: client certificate and key, token, basic auth, exec plugin.
+Status ConnectUser(const std::string& context, const std::string& name, const Kubeconfig::User& u,
+                   const Kubeconfig::Cluster& cluster, ClusterConnection& conn) {
+  conn.user_source = u.source;
+  const std::string where = "user " + Quote(name) + " in kubeconfig " + u.source + ": ";
+  if (!u.auth_provider.empty()) {
+    return MakeError(ErrorCode::kUnsupported,
+                     "context " + Quote(context) + ": user " + Quote(name) +
+                         " uses auth-provider " + Quote(u.auth_provider) +
+                         ", which is unsupported: use an exec credential plugin (e.g. "
+                         "gke-gcloud-auth-plugin)");
+  }
+  GPUATTR_RETURN_IF_ERROR(ReadPem(u.client_certificate_data, u.client_certificate, where,
+                                  "client-certificate", conn.client_cert_pem));
+  GPUATTR_RETURN_IF_ERROR(
+      ReadPem(u.client_key_data, u.client_key, where, "client-key", conn.client_key_pem));
+  if (conn.client_cert_pem.empty() != conn.client_key_pem.empty()) {
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        where + (conn.client_cert_pem.empty() ? "client-key is set but client-certificate is not"
+                                              : "client-certificate is set but client-key is not"));
+  }
+  conn.token = u.token;
+  conn.token_file = u.token_file;
+  conn.username = u.username;
+  conn.password = u.password;
+  conn.exec = u.exec;
+  if (conn.exec) conn.exec->cluster_config_json = cluster.exec_extension_json;
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<std::vector<ClusterConnection>> SelectContexts(const Kubeconfig& config,
                                                       const std::vector<std::string>& contexts) {
   std::vector<std::string> names;
@@ -409,94 +476,28 @@ Result<std::vector<ClusterConnection>> SelectContexts(const Kubeconfig& config,
       return MakeError(ErrorCode::kNotFound,
                        "context " + Quote(name) + " not found in kubeconfig (" + files + ")");
     }
-    const std::string ctx_msg = "context " + Quote(name);
+    const Kubeconfig::Context& context = cx->second;
+    const std::string in_context = "context " + Quote(name) + " in " + context.source + ": ";
     ClusterConnection conn;
     conn.context_name = name;
-    conn.kubeconfig_path = cx->second.source;
-    conn.cluster_name = cx->second.cluster;
-    conn.user_name = cx->second.user;
-    if (!cx->second.namespace_.empty()) conn.default_namespace = cx->second.namespace_;
+    conn.kubeconfig_path = context.source;
+    conn.cluster_name = context.cluster;
+    conn.user_name = context.user;
+    if (!context.namespace_.empty()) conn.default_namespace = context.namespace_;
 
-    auto cl = config.clusters.find(cx->second.cluster);
-    if (cx->second.cluster.empty() || cl == config.clusters.end()) {
-      return MakeError(ErrorCode::kNotFound, ctx_msg + " in " + cx->second.source + ": cluster " +
-                                                 Quote(cx->second.cluster) +
+    auto cl = config.clusters.find(context.cluster);
+    if (context.cluster.empty() || cl == config.clusters.end()) {
+      return MakeError(ErrorCode::kNotFound, in_context + "cluster " + Quote(context.cluster) +
                                                  " not found in kubeconfig (" + files + ")");
     }
-    const auto& c = cl->second;
-    const std::string cluster_msg =
-        "cluster " + Quote(cl->first) + " in kubeconfig " + c.source + ": ";
-    if (c.server.empty())
-      return MakeError(ErrorCode::kInvalidArgument, cluster_msg + "server: missing");
-    conn.server = c.server;
-    conn.tls_server_name = c.tls_server_name;
-    conn.proxy_url = c.proxy_url;
-    conn.insecure_skip_tls_verify = c.insecure_skip_tls_verify;
-    if (c.insecure_skip_tls_verify &&
-        (!c.certificate_authority.empty() || !c.certificate_authority_data.empty())) {
-      return MakeError(
-          ErrorCode::kInvalidArgument,
-          cluster_msg + "certificate-authority and insecure-skip-tls-verify cannot both be set");
-    }
-    if (!c.certificate_authority_data.empty()) {
-      auto pem =
-          DecodeData(c.certificate_authority_data, cluster_msg + "certificate-authority-data");
-      if (!pem.ok()) return pem.error();
-      conn.ca_pem = std::move(*pem);
-    } else if (!c.certificate_authority.empty()) {
-      auto pem = ReadReferencedFile(c.certificate_authority, cluster_msg + "certificate-authority");
-      if (!pem.ok()) return pem.error();
-      conn.ca_pem = std::move(*pem);
-      conn.ca_file = c.certificate_authority;
-    }
-
-    if (!cx->second.user.empty()) {
-      auto us = config.users.find(cx->second.user);
+    GPUATTR_RETURN_IF_ERROR(ConnectCluster(cl->first, cl->second, conn));
+    if (!context.user.empty()) {
+      auto us = config.users.find(context.user);
       if (us == config.users.end()) {
-        return MakeError(ErrorCode::kNotFound, ctx_msg + " in " + cx->second.source + ": user " +
-                                                   Quote(cx->second.user) +
+        return MakeError(ErrorCode::kNotFound, in_context + "user " + Quote(context.user) +
                                                    " not found in kubeconfig (" + files + ")");
       }
-      const auto& u = us->second;
-      conn.user_source = u.source;
-      const std::string user_msg = "user " + Quote(us->first) + " in kubeconfig " + u.source + ": ";
-      if (!u.auth_provider.empty()) {
-        return MakeError(ErrorCode::kUnsupported,
-                         ctx_msg + ": user " + Quote(us->first) + " uses auth-provider " +
-                             Quote(u.auth_provider) +
-                             ", which is unsupported: use an exec credential plugin (e.g. "
-                             "gke-gcloud-auth-plugin)");
-      }
-      if (!u.client_certificate_data.empty()) {
-        auto pem = DecodeData(u.client_certificate_data, user_msg + "client-certificate-data");
-        if (!pem.ok()) return pem.error();
-        conn.client_cert_pem = std::move(*pem);
-      } else if (!u.client_certificate.empty()) {
-        auto pem = ReadReferencedFile(u.client_certificate, user_msg + "client-certificate");
-        if (!pem.ok()) return pem.error();
-        conn.client_cert_pem = std::move(*pem);
-      }
-      if (!u.client_key_data.empty()) {
-        auto pem = DecodeData(u.client_key_data, user_msg + "client-key-data");
-        if (!pem.ok()) return pem.error();
-        conn.client_key_pem = std::move(*pem);
-      } else if (!u.client_key.empty()) {
-        auto pem = ReadReferencedFile(u.client_key, user_msg + "client-key");
-        if (!pem.ok()) return pem.error();
-        conn.client_key_pem = std::move(*pem);
-      }
-      if (conn.client_cert_pem.empty() != conn.client_key_pem.empty()) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         user_msg + (conn.client_cert_pem.empty()
-                                         ? "client-key is set but client-certificate is not"
-                                         : "client-certificate is set but client-key is not"));
-      }
-      conn.token = u.token;
-      conn.token_file = u.token_file;
-      conn.username = u.username;
-      conn.password = u.password;
-      conn.exec = u.exec;
-      if (conn.exec) conn.exec->cluster_config_json = c.exec_extension_json;
+      GPUATTR_RETURN_IF_ERROR(ConnectUser(name, us->first, us->second, cl->second, conn));
     }
     out.push_back(std::move(conn));
   }

@@ -130,22 +130,6 @@ bool Refused(const WatchStatus& w) {
 
 }  // namespace
 
-std::string_view DraStateName(DraState state) {
-  switch (state) {
-    case DraState::kOff:
-      return "off";
-    case DraState::kResolving:
-      return "resolving";
-    case DraState::kAbsent:
-      return "absent";
-    case DraState::kForbidden:
-      return "forbidden";
-    case DraState::kWatching:
-      return "watching";
-  }
-  return "unknown";
-}
-
 ObjectCache::ObjectCache(std::shared_ptr<ApiClient> client, ObjectCacheOptions options)
     : client_(std::move(client)), options_(std::move(options)), cluster_(client_->ClusterName()) {
   options_.watch.keep_watching = options_.keep_watching;

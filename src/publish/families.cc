@@ -4,9 +4,9 @@
 
 #include "gpuattr/publish/allocation.h"
 #include "gpuattr/publish/devices.h"
+#include "gpuattr/publish/health.h"
 #include "gpuattr/publish/inference.h"
 #include "gpuattr/publish/ledger.h"
-#include "gpuattr/publish/health.h"
 #include "gpuattr/publish/namespaces.h"
 #include "gpuattr/publish/node_power.h"
 #include "gpuattr/publish/pods.h"
@@ -14,9 +14,9 @@
 namespace gpuattr::publish {
 namespace {
 
-// THE table of family groups, in output order. A new group is one file plus one line here.
-// Pointers (not copies) keep this constant-initialised across translation units.
-// One group per line, so adding a group is a one-line diff.
+// THE table of family groups, in output order. A new group is a file under src/publish/ that
+// defines its FamilyGroup, its declaration in a header, and one line here. Pointers (not copies)
+// keep this constant-initialised across translation units.
 // clang-format off
 constexpr const FamilyGroup* kGroups[] = {
     &kSelfMetricsGroup,

@@ -202,8 +202,6 @@ const Alias* FindExact(std::span<const Alias> table, std::string_view name) {
 
 }  // namespace
 
-std::span<const LabelAlias> LabelAliases() { return kLabelAliases; }
-
 std::optional<LabelMatch> LookupLabel(std::string_view label_name) {
   // Runs for every label of every sample: bucket the table by name length once.
   constexpr size_t kMaxLen = 32;
@@ -313,8 +311,6 @@ std::optional<ProcessMetricAlias> LookupProcessMetric(std::string_view family) {
 std::string_view EngineKindName(EngineKind kind) {
   return kind == EngineKind::kVllm ? "vllm" : "sglang";
 }
-
-std::span<const InferenceMetricAlias> InferenceMetricAliases() { return kInferenceMetricAliases; }
 
 std::optional<InferenceMetricAlias> LookupInferenceMetric(std::string_view sample_name) {
   if (const auto* a = FindExact<InferenceMetricAlias>(kInferenceMetricAliases, sample_name)) {

@@ -23,6 +23,8 @@ bool ContainsIgnoreCase(std::string_view haystack, std::string_view needle) {
 
 bool StartsWith(std::string_view s, std::string_view prefix) { return s.starts_with(prefix); }
 
+std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);

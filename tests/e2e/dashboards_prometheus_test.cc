@@ -1,4 +1,4 @@
-// The whole user path with a real Prometheus (issue 7's acceptance): the fake apiserver serves the
+// The whole user path with a real Prometheus: the fake apiserver serves the
 // demo scenario, gpuattr reads it every second, Debian's /usr/bin/prometheus scrapes gpuattr every
 // second and loads the bundled alert rules. Then every target of every bundled dashboard, with its
 // template variables set to the values Prometheus holds, runs through /api/v1/query without error;

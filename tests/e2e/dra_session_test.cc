@@ -186,7 +186,7 @@ TEST(DraSession, ClaimsNameTheCandidatePodsOfDevicesWithoutPodLabels) {
   }
   EXPECT_TRUE(llm_probed);
 
-  // Issue 8's acceptance through the decoder, the cache and the allocation stage together: the
+  // DRA through the decoder, the cache and the allocation stage together: the
   // node's 4 DRA devices, 2 of them held, and the 8-GPU claim hinted.
   ASSERT_NE(r.output, nullptr);
   const allocation::Allocation& alloc = r.output->allocation;

@@ -1,5 +1,5 @@
-// The binary end to end: `gpuattr --once` against the fake apiserver over TLS (issue 2's
-// acceptance), with a good token, a rejected token, and promtool on the output.
+// The binary end to end: `gpuattr --once` against the fake apiserver over TLS,
+// with a good token, a rejected token, and promtool on the output.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>

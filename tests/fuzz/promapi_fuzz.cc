@@ -38,5 +38,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto nodes = ReadPromSeries(repaired);
   for (size_t i = 1; i < nodes.size(); ++i)
     Check(nodes[i - 1].node < nodes[i].node, "readings sorted by node, one per node");
+  // The fallback's one call does the same steps.
+  auto answer = ReadQueryAnswer(body, "query API fuzz/prometheus:9090", lookup);
+  Check(answer.ok(), "a decodable answer reads");
+  Check(answer->nodes.size() == nodes.size(), "ReadQueryAnswer reads the same nodes");
+  Check(answer->invalid_series == decoded->invalid_series, "invalid series counted once");
   return 0;
 }

@@ -124,9 +124,9 @@ inline std::string RenderAttribution(const attribution::Attribution& a) {
   return RenderGroups(std::move(cs), {"devices", "pods", "namespaces", "node_power", "health"});
 }
 
-// An attribution that exercises every family of the attribution groups (all tiers, MIG, a
-// time-sliced device, an unrequested pod, candidate pods, an idle pod, a health issue), for
-// publish tests.
+// An attribution that exercises every family and label of the attribution groups (all tiers, MIG,
+// a time-sliced device, an unrequested pod, candidate pods of a whole GPU and a slice, an idle
+// pod, health issues on a whole GPU and a slice), for publish tests.
 inline attribution::Attribution RichAttribution(const std::string& cluster = "test") {
   static const kube::ClusterObjects* objects = [] {
     auto* o = new kube::ClusterObjects;
@@ -157,12 +157,17 @@ inline attribution::Attribution RichAttribution(const std::string& cluster = "te
             "} 0.1\nDCGM_FI_DEV_FB_USED{" + l + "} 1000\nDCGM_FI_DEV_FB_FREE{" + l +
             "} 9000\nDCGM_FI_DEV_POWER_USAGE{" + l + "} 100\nDCGM_FI_DEV_GPU_TEMP{" + l + "} 50\n";
   dcgm += "DCGM_FI_DEV_XID_ERRORS{" + l0 + "} 31\n";  // a health issue on n1's GPU 0
+  dcgm += "DCGM_FI_DEV_XID_ERRORS{" + l1 + "} 43\n";  // and on the MIG slice's card
   std::string proc =
       "gpu_process_memory_bytes{namespace=\"lab\",pod=\"nb\",pid=\"1\",gpu=\"0\",uuid=\"P0\"} "
       "1e9\ngpu_process_utilization_percent{namespace=\"lab\",pod=\"nb\",pid=\"1\",gpu=\"0\","
       "uuid=\"P0\"} 1\ngpu_total_memory_bytes{gpu=\"0\",uuid=\"P0\"} 8e9\n"
       "gpu_power_usage_watts{gpu=\"0\",uuid=\"P0\"} 80\n";
-  std::string plain = "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"N0\"} 30\n";
+  // No pod labels: a whole GPU and a MIG slice, each with the node's GPU pods as candidates.
+  std::string plain =
+      "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"N0\"} 30\n"
+      "DCGM_FI_DEV_POWER_USAGE{gpu=\"1\",UUID=\"N1\",GPU_I_PROFILE=\"1g.10gb\",GPU_I_ID=\"3\"} "
+      "20\n";
   AttributionCase c;
   c.objects = *objects;
   for (auto [node, body] :

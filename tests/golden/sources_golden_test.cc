@@ -11,11 +11,11 @@
 #include "gpuattr/expo/parser.h"
 #include "gpuattr/sources/classify.h"
 #include "gpuattr/sources/dcgm.h"
-#include "gpuattr/sources/format.h"
 #include "gpuattr/sources/inference.h"
 #include "gpuattr/sources/process.h"
 #include "support/golden.h"
 #include "support/paths.h"
+#include "support/readings_format.h"
 
 namespace gpuattr::sources {
 namespace {

@@ -1,4 +1,4 @@
-// Transport construction (no network): URL parsing and up-front validation of TLS material.
+// Transport construction (no network): up-front validation of TLS material.
 #include "gpuattr/kube/http_transport.h"
 
 #include <gmock/gmock.h>
@@ -14,31 +14,6 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-TEST(ServerUrl, ParsesHostsPortsAndPrefixes) {
-  auto a = ParseServerUrl("https://10.0.0.1:6443");
-  ASSERT_TRUE(a.ok());
-  EXPECT_EQ(a->scheme, "https");
-  EXPECT_EQ(a->host, "10.0.0.1");
-  EXPECT_EQ(a->port, 6443);
-  EXPECT_EQ(a->base_path, "");
-  auto b = ParseServerUrl("HTTPS://rancher.example/k8s/clusters/c-abc/");
-  ASSERT_TRUE(b.ok());
-  EXPECT_EQ(b->scheme, "https");
-  EXPECT_EQ(b->port, 443);
-  EXPECT_EQ(b->base_path, "/k8s/clusters/c-abc");
-  auto c = ParseServerUrl("https://[fd00::1]:6443");
-  ASSERT_TRUE(c.ok());
-  EXPECT_EQ(c->host, "fd00::1");
-  EXPECT_EQ(c->port, 6443);
-  auto d = ParseServerUrl("http://localhost");
-  ASSERT_TRUE(d.ok());
-  EXPECT_EQ(d->port, 80);
-  for (const char* bad : {"10.0.0.1:6443", "https://", "https://h:0", "https://h:99999",
-                          "https://h:x", "https://[::1"}) {
-    EXPECT_FALSE(ParseServerUrl(bad).ok()) << bad;
-  }
-}
 
 ClusterConnection Conn() {
   ClusterConnection c;
@@ -107,6 +82,10 @@ TEST(Tls, CaBundleKeepsEveryCertificate) {
 }
 
 }  // namespace
+}  // namespace gpuattr::kube
+
+namespace gpuattr::kube {
+namespace {}  // namespace
 }  // namespace gpuattr::kube
 
 namespace gpuattr::kube {

@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "golden/allocation_harness.h"
@@ -13,6 +15,8 @@
 #include "gpuattr/ledger/ledger.h"
 #include "gpuattr/publish/families.h"
 #include "gpuattr/publish/status_page.h"
+#include "gpuattr/util/strings.h"
+#include "support/paths.h"
 #include "support/snapshots.h"
 
 namespace gpuattr::publish {
@@ -107,6 +111,37 @@ TEST(PublishFamilies, EmittedFamiliesAreUniqueAndTabled) {
     }
   }
   EXPECT_EQ(seen.size(), tabled.size()) << "a rich snapshot should exercise every family";
+}
+
+// Docs are a tested contract, labels included (as kube-state-metrics' documentation test): the
+// label names of every family emitted from the rich snapshot, besides `cluster`, are exactly the
+// README metric table's labels column for that family.
+TEST(PublishFamilies, ReadmeLabelsColumnMatchesEmittedLabels) {
+  std::istringstream in(gpuattr::testing::ReadFile(gpuattr::testing::SourceDir() / "README.md"));
+  const std::regex row(R"(^\| `(gpuattr_[a-z0-9_]+)` \| (?:gauge|counter) \| ([^|]*)\|)");
+  std::map<std::string, std::set<std::string>> documented;
+  std::string line;
+  std::smatch m;
+  while (std::getline(in, line)) {
+    if (!std::regex_search(line, m, row)) continue;
+    std::set<std::string>& labels = documented[m[1]];
+    std::istringstream cells(m[2].str());
+    std::string name;
+    while (std::getline(cells, name, ',')) {
+      name = std::string(Trim(name));
+      if (!name.empty()) labels.insert(name);
+    }
+  }
+  ASSERT_FALSE(documented.empty()) << "README.md has no metric table rows";
+  for (const auto& fam : BuildFamilies(TwoClusters())) {
+    std::set<std::string> emitted;
+    for (const auto& series : fam.metric)
+      for (const auto& l : series.label)
+        if (l.name != "cluster") emitted.insert(l.name);
+    auto it = documented.find(fam.name);
+    ASSERT_NE(it, documented.end()) << fam.name << " is not in the README metric table";
+    EXPECT_EQ(emitted, it->second) << fam.name << ": README labels column differs";
+  }
 }
 
 TEST(PublishFamilies, SelfMetricsText) {

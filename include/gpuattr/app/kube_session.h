@@ -55,9 +55,7 @@ class KubeClusterSession : public ClusterSession {
   // Stops starting new GETs and ends the watches; in-flight GETs end within their timeouts.
   void Cancel() override;
 
-  kube::ApiClient& client() { return *client_; }
   kube::ObjectCache& object_cache() { return *cache_; }
-  const discovery::Discovery& discovery() const { return discovery_; }
 
  private:
   bool WaitForFirstLists();

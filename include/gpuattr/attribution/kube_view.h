@@ -19,8 +19,8 @@ bool RequestsGpuResource(const kube::Pod& pod);
 // Holds GPU resources: requests one and is Running, or Pending and already bound to a node.
 bool HoldsGpuResources(const kube::Pod& pod);
 
-// Requests a GPU by any means gpuattr can see: a GPU resource or any DRA claim (claims are not
-// resolved yet, so any claim counts: never flag a pod that may hold a DRA device).
+// Requests a GPU by any means gpuattr can see: a GPU resource or any DRA claim (any claim counts,
+// whatever its device class: never flag a pod that may hold a DRA device).
 bool RequestsAnyGpu(const kube::Pod& pod);
 
 // Time-sliced node: advertises an `nvidia.com/*.shared` resource or is labelled

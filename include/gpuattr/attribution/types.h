@@ -31,7 +31,6 @@ enum class Tier {
   kDcgmPod,    // dcgm-exporter with pod labels
   kDcgmNoPod,  // dcgm-exporter without pod labels: devices and candidate pods only
 };
-std::string_view TierName(Tier tier);  // "process", "dcgm_pod", "dcgm_no_pod"
 
 enum class Sharing { kExclusive, kMig, kTimeSliced, kUnrequested };
 std::string_view SharingName(Sharing sharing);  // "exclusive", "mig", "time_sliced", "unrequested"

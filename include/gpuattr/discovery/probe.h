@@ -24,6 +24,9 @@ struct ProbeVerdict {
   int http_status = 0;
 };
 
+// The verdict on a fetch that brought no body: an error, with the fetch's reason.
+ProbeVerdict FailedFetchVerdict(const scrape::Fetch& fetch);
+
 // Pure: the verdict on a candidate's fetched /metrics. An accepted pinned candidate counts as
 // "pinned"; a body of no known kind is "unrecognised"; no body is "error".
 ProbeVerdict JudgeProbe(const Candidate& candidate, const scrape::Fetch& fetch);

@@ -22,28 +22,10 @@
 
 #include "gpuattr/kube/kubeconfig.h"
 #include "gpuattr/kube/transport.h"
+#include "gpuattr/kube/url.h"
 #include "gpuattr/util/status.h"
 
 namespace gpuattr::kube {
-
-struct ServerUrl {
-  std::string scheme;     // "https" or "http"
-  std::string host;       // without brackets for IPv6
-  int port = 0;           // 443/80 when absent
-  std::string base_path;  // "" or "/prefix" (no trailing slash), prepended to request paths
-};
-// Parses a kubeconfig server URL ("https://host[:port][/prefix]").
-Result<ServerUrl> ParseServerUrl(const std::string& url);
-
-// The proxy client-go would pick when the kubeconfig has no proxy-url: HTTPS_PROXY (https) or
-// HTTP_PROXY (http), either case, unless NO_PROXY matches the host ("*", a domain suffix, an IP or
-// an IPv4 CIDR) or the host is loopback. `source` names the variable used (for messages).
-struct EnvProxy {
-  std::string url;  // "" = connect directly
-  std::string source;
-};
-EnvProxy ProxyFromEnvironment(const ServerUrl& server,
-                              const std::function<const char*(const char*)>& getenv);
 
 struct TransportOptions {
   size_t max_idle_clients = 8;

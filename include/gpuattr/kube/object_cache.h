@@ -46,7 +46,6 @@ enum class DraState {
   kForbidden,  // a 403 on LIST: skipped until dra_forbidden_retry passes; see `note`
   kWatching,   // LIST (and WATCH) at `version`
 };
-std::string_view DraStateName(DraState state);
 
 // One DRA kind's state, for the status page.
 struct DraKindStatus {

@@ -1,12 +1,6 @@
 // The "discovery" family group: gpuattr_exporter_{up,scrape_duration_seconds,scrape_bytes,
 // parse_errors}{cluster,namespace,pod,node,kind} and gpuattr_discovery_candidates{cluster,outcome},
 // plus the status page's discovery section. Pure: built from a DiscoveryReport.
-//
-// Wiring (for the integrator, once ClusterSnapshot carries the report):
-//   const FamilyGroup kDiscoveryGroup{"discovery", DiscoveryFamilySpecs(),
-//       [](const Snapshot& s, FamilyWriter& w) {
-//         for (const auto& c : s.clusters) if (c.discovery) AddDiscoveryFamilies(*c.discovery, w);
-//       }};
 #pragma once
 
 #include <span>

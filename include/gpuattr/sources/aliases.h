@@ -46,7 +46,6 @@ struct LabelAlias {
 
 // Every accepted label spelling, in priority order within a key (the first spelling listed
 // wins when a line carries two spellings of one key with non-empty values).
-std::span<const LabelAlias> LabelAliases();
 struct LabelMatch {
   LabelKey key;
   int rank;  // of the spelling within its key, 0 = preferred
@@ -164,7 +163,6 @@ struct InferenceMetricAlias {
   Unit unit;
 };
 
-std::span<const InferenceMetricAlias> InferenceMetricAliases();
 std::optional<InferenceMetricAlias> LookupInferenceMetric(std::string_view sample_name);
 
 }  // namespace gpuattr::sources

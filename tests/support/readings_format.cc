@@ -1,4 +1,4 @@
-#include "gpuattr/sources/format.h"
+#include "support/readings_format.h"
 
 #include <charconv>
 #include <cmath>

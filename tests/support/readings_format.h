@@ -1,4 +1,4 @@
-// Stable, line-oriented text dumps of readings: golden files, debug logs, the status page.
+// Stable, line-oriented text dumps of readings for the sources golden files and test messages.
 #pragma once
 
 #include <string>
