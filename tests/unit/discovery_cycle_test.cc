@@ -73,7 +73,7 @@ const ExporterStatus* FindExporter(const DiscoveryReport& r, const std::string& 
   return nullptr;
 }
 
-TEST(DiscoveryResult, ProbesClassifiesAndScrapesOncePerCycle) {
+TEST(DiscoveryCycle, ProbesClassifiesAndScrapesOncePerCycle) {
   Fixture f;
   f.transport->SetDefault(kDcgmPath, FakeReply::Json(kDcgmBody));
   f.transport->SetDefault(kGfdPath, FakeReply::Json("go_goroutines 12\n"));
@@ -120,7 +120,7 @@ TEST(DiscoveryResult, ProbesClassifiesAndScrapesOncePerCycle) {
   EXPECT_EQ(c4.report.probed_this_cycle, 1u);
 }
 
-TEST(DiscoveryResult, AFailedScrapeReDiscoversNextCycle) {
+TEST(DiscoveryCycle, AFailedScrapeReDiscoversNextCycle) {
   Fixture f;
   f.transport->SetDefault(kDcgmPath, FakeReply::Json(kDcgmBody));
   f.transport->SetDefault(kGfdPath, FakeReply::Json("go_goroutines 12\n"));
@@ -146,7 +146,7 @@ TEST(DiscoveryResult, AFailedScrapeReDiscoversNextCycle) {
   EXPECT_FALSE(again.report.rediscovery_next_cycle);
 }
 
-TEST(DiscoveryResult, NoGpuNoProbe) {
+TEST(DiscoveryCycle, NoGpuNoProbe) {
   Fixture f;
   auto o = std::make_shared<kube::ClusterObjects>();
   kube::Pod api =
@@ -169,7 +169,7 @@ TEST(DiscoveryResult, NoGpuNoProbe) {
   EXPECT_EQ(f.transport->Requests().size(), 0u);
 }
 
-TEST(DiscoveryResult, PinnedPodWithoutKeywordIsProbedOnItsPort) {
+TEST(DiscoveryCycle, PinnedPodWithoutKeywordIsProbedOnItsPort) {
   DiscoveryOptions opts;
   opts.pins = *ParsePins({"telemetry/collector:9500", "mon/svc/prometheus:9090"});
   Fixture f(opts);
@@ -189,7 +189,7 @@ TEST(DiscoveryResult, PinnedPodWithoutKeywordIsProbedOnItsPort) {
       << c.report.pins[1].note;
 }
 
-TEST(DiscoveryResult, ForbiddenProxyIsAnErrorNamingThePermission) {
+TEST(DiscoveryCycle, ForbiddenProxyIsAnErrorNamingThePermission) {
   Fixture f;
   const char forbidden[] =
       R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403})";
