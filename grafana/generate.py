@@ -265,7 +265,7 @@ class Dashboard:
             "graphTooltip": 1,
             "id": None,
             "links": [{"type": "dashboards", "tags": ["gpuattr"], "asDropdown": True, "title": "gpuattr",
-                       "includeVars": False, "keepTime": True}],
+                       "includeVars": True, "keepTime": True}],
             "panels": self.panels,
             "refresh": "30s",
             "schemaVersion": 39,
