@@ -27,7 +27,6 @@ CNODE = C + ', node=~"$node"'
 POD_KEYS = "cluster, namespace, pod, node"
 GIB = 1073741824
 J_PER_KWH = 3600000
-NEW = "the issue \"The answer at a glance\""  # families the daemon emits from that issue on
 
 # Threshold sets. Grafana's default (green, red at 80) paints "805 W" red and "5 critical" green:
 # every stat, gauge and bar gauge gets one of these instead.
