@@ -90,6 +90,21 @@ std::vector<PanelQuery> DashboardQueries(const nlohmann::json& dashboard, const 
   return out;
 }
 
+std::vector<PanelQuery> DashboardAnnotationQueries(const nlohmann::json& dashboard,
+                                                   const std::string& file) {
+  std::vector<PanelQuery> out;
+  if (!dashboard.contains("annotations")) return out;
+  for (const auto& a : dashboard["annotations"].value("list", nlohmann::json::array())) {
+    if (!a.contains("expr")) continue;  // Grafana's built-in annotations
+    PanelQuery q;
+    q.dashboard = file;
+    q.panel_title = "annotation: " + a.value("name", "");
+    q.expr = a.value("expr", "");
+    out.push_back(std::move(q));
+  }
+  return out;
+}
+
 Result<std::vector<std::string>> RuleExpressions(const fs::path& path) {
   try {
     YAML::Node root = YAML::LoadFile(path.string());

@@ -34,6 +34,9 @@ struct PanelQuery {
   std::string Where() const;  // "namespaces.json panel 3 \"Power\" target B"
 };
 std::vector<PanelQuery> DashboardQueries(const nlohmann::json& dashboard, const std::string& file);
+// The PromQL annotation queries of a dashboard (panel_title "annotation: <name>", panel_id 0).
+std::vector<PanelQuery> DashboardAnnotationQueries(const nlohmann::json& dashboard,
+                                                   const std::string& file);
 
 // `expr` of every rule in an alert-rules file; the error names the file.
 Result<std::vector<std::string>> RuleExpressions(const std::filesystem::path& path);

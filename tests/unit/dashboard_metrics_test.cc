@@ -19,14 +19,35 @@ std::set<std::string> EmittedFamilies() {
   return out;
 }
 
+// Families the dashboards and rules already query while the daemon's side of the issue that adds
+// them is in progress (DESIGN section 6 and 10 name them). Remove an entry once the family
+// table has it; the test says so.
+const std::map<std::string, std::string>& NotYetEmitted() {
+  static const std::map<std::string, std::string> families = {
+      {"gpuattr_cycle_interval_seconds", "emitted from the issue \"The answer at a glance\""},
+      {"gpuattr_pod_requested_replicas", "emitted from the issue \"The answer at a glance\""},
+      {"gpuattr_namespace_requested_replicas", "emitted from the issue \"The answer at a glance\""},
+      {"gpuattr_exporter_rejected_lines", "emitted from the issue \"The answer at a glance\""},
+  };
+  return families;
+}
+
 // metric name → the first place that uses it.
 void Expect(const std::map<std::string, std::string>& used) {
   const auto emitted = EmittedFamilies();
   ASSERT_FALSE(emitted.empty());
   std::string missing;
   for (const auto& [name, where] : used)
-    if (!emitted.count(name)) missing += "\n  " + name + " (first used by " + where + ")";
+    if (!emitted.count(name) && !NotYetEmitted().count(name))
+      missing += "\n  " + name + " (first used by " + where + ")";
   EXPECT_TRUE(missing.empty()) << "queried but not emitted by gpuattr:" << missing;
+}
+
+TEST(DashboardMetrics, NotYetEmittedListIsCurrent) {
+  const auto emitted = EmittedFamilies();
+  for (const auto& [name, reason] : NotYetEmitted())
+    EXPECT_FALSE(emitted.count(name))
+        << name << " is emitted now: remove it from NotYetEmitted() (" << reason << ")";
 }
 
 TEST(DashboardMetrics, EveryDashboardFamilyIsEmitted) {
