@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config ccache clang libclang-rt-14-dev
   prometheus-cpp-dev libcpp-httplib-dev nlohmann-json3-dev libyaml-cpp-dev
   libboost-program-options-dev libgtest-dev libgmock-dev libbenchmark-dev libssl-dev zlib1g-dev
-  openssl curl prometheus python3-yaml
+  openssl curl prometheus prometheus-alertmanager python3-yaml
 )
 # python3-yaml: scripts/gen-prometheusrule.py and its test. kubectl is not installed here: Debian 12
 # has no kubectl package, and its kubernetes-client (kubectl 1.20, kustomize v2.0.3) cannot build
