@@ -33,6 +33,8 @@ inline publish::Snapshot RichSnapshot() {
   report->exporters.push_back({"gpu-operator", "dcgm-exporter-x", "gpu-node-1", 9400, "dcgm", true,
                                200, "", 0.05, 60000, 0});
   report->outcome_counts = {{"accepted", 1}, {"unrecognised", 0}, {"error", 0}, {"pinned", 0}};
+  report->read_path = "exporters";
+  report->read_path_reason = "below_threshold";
   a.latest.discovery = report;
   publish::CycleOutput& out = MutableOutput(a);
   out.attribution = RichAttribution(a.cluster);
