@@ -271,7 +271,15 @@ class FileLoader {
 
   Status LoadDiscovery(const YAML::Node& n) {
     if (!n.IsDefined()) return Status::Ok();
-    if (Status s = CheckMap(n, "discovery", {"cache", "not_inference_cache", "error_cache"}); !s)
+    if (Status s =
+            CheckMap(n, "discovery",
+                     {"cache", "not_inference_cache", "error_cache", "inference_probes_per_cycle"});
+        !s)
+      return s;
+    if (Status s = Field(n, "discovery", "inference_probes_per_cycle",
+                         cfg_.discovery.inference_probes_per_cycle,
+                         [](const std::string& v) { return ParseInt(v, 0, 100000); });
+        !s)
       return s;
     if (Status s = Field(n, "discovery", "cache", cfg_.discovery.cache, ParsePositiveDuration); !s)
       return s;
