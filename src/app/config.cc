@@ -288,14 +288,19 @@ class FileLoader {
 
   Status LoadDiscovery(const YAML::Node& n) {
     if (!n.IsDefined()) return Status::Ok();
-    if (Status s =
-            CheckMap(n, "discovery",
-                     {"cache", "not_inference_cache", "error_cache", "query_api_above_gpu_nodes"});
+    if (Status s = CheckMap(n, "discovery",
+                            {"cache", "not_inference_cache", "error_cache",
+                             "inference_probes_per_cycle", "query_api_above_gpu_nodes"});
         !s)
       return s;
     if (Status s = Field(n, "discovery", "query_api_above_gpu_nodes",
                          cfg_.discovery.query_api_above_gpu_nodes,
                          [](const std::string& v) { return ParseInt(v, 0, 1'000'000); });
+        !s)
+      return s;
+    if (Status s = Field(n, "discovery", "inference_probes_per_cycle",
+                         cfg_.discovery.inference_probes_per_cycle,
+                         [](const std::string& v) { return ParseInt(v, 0, 100000); });
         !s)
       return s;
     if (Status s = Field(n, "discovery", "cache", cfg_.discovery.cache, ParsePositiveDuration); !s)

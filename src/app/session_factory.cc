@@ -31,6 +31,8 @@ KubeSessionOptions SessionOptionsFromConfig(const Config& config) {
   o.discovery.ttls.result = config.discovery.cache;
   o.discovery.ttls.inference_negative = config.discovery.not_inference_cache;
   o.discovery.ttls.inference_error = config.discovery.error_cache;
+  o.discovery.inference_probes_per_cycle =
+      static_cast<size_t>(std::max(0, config.discovery.inference_probes_per_cycle));
   // The query-API fallback shares the exporter cache lifetime, timeout and body cap.
   o.discovery.query_api.ttl = config.discovery.cache;
   o.discovery.query_api.query_timeout = config.scrape.timeout;

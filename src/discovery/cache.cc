@@ -1,12 +1,19 @@
 #include "gpuattr/discovery/cache.h"
 
+#include <algorithm>
 #include <set>
 
 namespace gpuattr::discovery {
 
-std::chrono::milliseconds TtlFor(Role role, Outcome outcome, const CacheTtls& ttls) {
+std::chrono::milliseconds TtlFor(Role role, Outcome outcome, const CacheTtls& ttls,
+                                 uint32_t consecutive_errors) {
   if (role == Role::kExporter || IsAccepted(outcome)) return ttls.result;
-  return outcome == Outcome::kError ? ttls.inference_error : ttls.inference_negative;
+  if (outcome != Outcome::kError) return ttls.inference_negative;
+  // 2 min, 4, 8, ... capped at the not-inference period (never below the first period).
+  const auto cap = std::max(ttls.inference_error, ttls.inference_negative);
+  auto ttl = ttls.inference_error;
+  for (uint32_t i = 1; i < consecutive_errors && ttl < cap; ++i) ttl *= 2;
+  return std::min(ttl, cap);
 }
 
 std::vector<Candidate> DiscoveryCache::Due(const std::vector<Candidate>& current,
@@ -26,7 +33,12 @@ void DiscoveryCache::Record(const Candidate& candidate, const ProbeVerdict& verd
   CacheEntry e;
   e.candidate = candidate;
   e.verdict = verdict;
-  e.expires = now + TtlFor(candidate.role, verdict.outcome, ttls_);
+  if (verdict.outcome == Outcome::kError) {
+    auto old = entries_.find(candidate.Key());
+    const bool same_pod = old != entries_.end() && old->second.candidate.uid == candidate.uid;
+    e.consecutive_errors = (same_pod ? old->second.consecutive_errors : 0) + 1;
+  }
+  e.expires = now + TtlFor(candidate.role, verdict.outcome, ttls_, e.consecutive_errors);
   e.probed_unix = now_unix;
   e.duration_seconds = fetch.duration_seconds;
   e.bytes = fetch.bytes;

@@ -153,47 +153,56 @@ std::optional<PortChoice> ExporterPort(const kube::Pod& pod) {
   return FirstPort(pod);
 }
 
-PortChoice InferencePort(const kube::Pod& pod) {
-  if (auto p = AnnotatedPort(pod)) return *p;
-  if (auto p = NamedPort(pod, "metrics")) return *p;
-  if (auto p = NamedPort(pod, "http")) return *p;
-  if (auto p = DeclaredPort(pod, 8000)) return *p;
-  if (auto p = FirstPort(pod)) return *p;
-  return PortChoice{8000, "8000 (default, no port declared)"};
+std::optional<PortChoice> InferencePort(const kube::Pod& pod) {
+  if (auto p = AnnotatedPort(pod)) return p;
+  if (auto p = NamedPort(pod, "metrics")) return p;
+  if (auto p = NamedPort(pod, "http")) return p;
+  if (auto p = DeclaredPort(pod, 8000)) return p;
+  return FirstPort(pod);
+}
+
+CandidateScan ScanCandidates(const kube::ClusterObjects& objects) {
+  CandidateScan out;
+  std::optional<kube::DraGpuIndex> dra;  // built only when some claim or slice exists
+  if (!objects.resource_claims.empty()) dra = kube::IndexDraGpus(objects);
+  for (const auto& [key, pod] : objects.pods) {
+    if (pod.phase != "Running") continue;
+    bool portless = false;
+    if (auto why = ExporterKeywordMatch(pod)) {
+      if (auto port = ExporterPort(pod))
+        out.exporters.push_back(MakeCandidate(pod, *port, Role::kExporter, std::move(*why)));
+      else
+        portless = true;
+    }
+    if (pod.all_containers_ready) {
+      std::optional<std::string> why;
+      if (RequestsNvidiaResource(pod)) {
+        why = "holds an nvidia.com/ resource";
+      } else if (dra) {
+        auto held = dra->holders.find(pod.Id());
+        if (held != dra->holders.end()) why = "holds a DRA GPU device (claim " + held->second + ")";
+      }
+      if (!why) why = InferenceKeywordMatch(pod);
+      if (why) {
+        if (auto port = InferencePort(pod))
+          out.inference.push_back(MakeCandidate(pod, *port, Role::kInference, std::move(*why)));
+        else
+          portless = true;
+      }
+    }
+    if (portless) ++out.no_port;
+  }
+  SortByKey(out.exporters);
+  SortByKey(out.inference);
+  return out;
 }
 
 std::vector<Candidate> ExporterCandidates(const kube::ClusterObjects& objects) {
-  std::vector<Candidate> out;
-  for (const auto& [key, pod] : objects.pods) {
-    if (pod.phase != "Running") continue;
-    auto why = ExporterKeywordMatch(pod);
-    if (!why) continue;
-    auto port = ExporterPort(pod);
-    if (!port) continue;  // nothing to probe
-    out.push_back(MakeCandidate(pod, *port, Role::kExporter, std::move(*why)));
-  }
-  SortByKey(out);
-  return out;
+  return ScanCandidates(objects).exporters;
 }
 
 std::vector<Candidate> InferenceCandidates(const kube::ClusterObjects& objects) {
-  std::vector<Candidate> out;
-  const kube::DraGpuIndex dra = kube::IndexDraGpus(objects);
-  for (const auto& [key, pod] : objects.pods) {
-    if (pod.phase != "Running" || !pod.all_containers_ready) continue;
-    std::optional<std::string> why;
-    auto held = dra.holders.find(pod.Id());
-    if (RequestsNvidiaResource(pod))
-      why = "holds an nvidia.com/ resource";
-    else if (held != dra.holders.end())
-      why = "holds a DRA GPU device (claim " + held->second + ")";
-    else
-      why = InferenceKeywordMatch(pod);
-    if (!why) continue;
-    out.push_back(MakeCandidate(pod, InferencePort(pod), Role::kInference, std::move(*why)));
-  }
-  SortByKey(out);
-  return out;
+  return ScanCandidates(objects).inference;
 }
 
 GpuPresence DetectGpuPresence(const kube::ClusterObjects& objects) {

@@ -112,10 +112,12 @@ DiscoveryResult Discovery::RunCycle(scrape::Fetcher& fetcher, const kube::Cluste
   const GpuPresence presence = DetectGpuPresence(objects);
   const PinnedCandidates pinned = ResolvePins(options_.pins, objects);
   std::vector<Candidate> current = pinned.candidates;
-  if (presence.present)
-    current =
-        MergeCandidates(MergeCandidates(ExporterCandidates(objects), InferenceCandidates(objects)),
-                        std::move(current));
+  if (presence.present) {
+    CandidateScan scan = ScanCandidates(objects);
+    out.report.skipped_no_port = scan.no_port;
+    current = MergeCandidates(MergeCandidates(std::move(scan.exporters), std::move(scan.inference)),
+                              std::move(current));
+  }
 
   // The read path: on a large cluster a trusted query API holding the GPU series replaces the
   // GPU exporters' proxy GETs (pinned exporter pods are still read; they win for their nodes).
@@ -135,17 +137,23 @@ DiscoveryResult Discovery::RunCycle(scrape::Fetcher& fetcher, const kube::Cluste
   if (!path.preferred_api.empty())
     std::erase_if(current,
                   [](const Candidate& c) { return c.role == Role::kExporter && !c.pinned; });
-  std::vector<Read> reads = PlanReads(current, now);
+  std::vector<Read> reads = PlanReads(current, now, out.report);
   if (!path.preferred_api.empty())
     std::erase_if(reads, [](const Read& r) {
       return !r.candidate.pinned &&
              (r.kind == sources::BodyKind::kDcgm || r.kind == sources::BodyKind::kProcess);
     });
 
-  // Fetch.
+  // Fetch: pins and exporters first, then inference servers (each group in key order), so that a
+  // cycle's exporters are never queued behind inference probes.
+  std::vector<size_t> order(reads.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_partition(order.begin(), order.end(), [&](size_t i) {
+    return reads[i].candidate.pinned || reads[i].candidate.role == Role::kExporter;
+  });
   scrape::RunBounded(
-      reads.size(), options_.scrape.concurrency,
-      [&](size_t i) { Perform(reads[i], fetcher, options_); }, stop);
+      order.size(), options_.scrape.concurrency,
+      [&](size_t i) { Perform(reads[order[i]], fetcher, options_); }, stop);
   RecordReads(reads, now, now_unix, out);
 
   // The query-API fallback, decided cluster-wide: only when no dcgm/process exporter pod answered
@@ -185,20 +193,89 @@ DiscoveryResult Discovery::RunCycle(scrape::Fetcher& fetcher, const kube::Cluste
   return out;
 }
 
-// Due probes (the cache decides) and every accepted target not probed now, sorted by key.
+namespace {
+
+// Where an inference candidate's port came from, most telling first.
+int PortRank(const std::string& source) {
+  if (source == "annotation") return 0;
+  if (source == "named metrics") return 1;
+  if (source == "named http") return 2;
+  if (source == "8000") return 3;
+  return 4;
+}
+
+}  // namespace
+
+// The due inference probes in the order the budget takes them: known inference servers whose
+// verdict expired first (a server that answered is re-confirmed before anything else), then
+// candidates never probed, then re-probes of earlier failures and non-servers, the longest
+// expired first; within each, the most telling port source, then the key.
+std::vector<const Candidate*> Discovery::ProbeOrder(
+    const std::vector<const Candidate*>& due) const {
+  struct Ranked {
+    int rank;
+    int port;
+    std::chrono::steady_clock::time_point expired;
+    std::string key;
+    const Candidate* c;
+  };
+  std::vector<Ranked> ranked;
+  ranked.reserve(due.size());
+  for (const Candidate* c : due) {
+    Ranked r{1, PortRank(c->port_source), {}, c->Key(), c};
+    auto it = cache_.entries().find(r.key);
+    if (it != cache_.entries().end() && it->second.candidate.uid == c->uid) {
+      r.rank = IsAccepted(it->second.verdict.outcome) ? 0 : 2;
+      r.expired = it->second.expires;
+    }
+    ranked.push_back(std::move(r));
+  }
+  std::sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
+    return std::tie(a.rank, a.port, a.expired, a.key) < std::tie(b.rank, b.port, b.expired, b.key);
+  });
+  std::vector<const Candidate*> out;
+  out.reserve(ranked.size());
+  for (const Ranked& r : ranked) out.push_back(r.c);
+  return out;
+}
+
+// Due probes (the cache decides; inference probes within the budget) and every accepted target
+// not probed now, sorted by key.
 std::vector<Discovery::Read> Discovery::PlanReads(const std::vector<Candidate>& current,
-                                                  std::chrono::steady_clock::time_point now) {
+                                                  std::chrono::steady_clock::time_point now,
+                                                  DiscoveryReport& report) {
   cache_.Prune(current);
   std::vector<Candidate> due = cache_.Due(current, now);
   cache_.RediscoveryDone();
   std::vector<Read> reads;
   due_keys_.clear();
-  for (const Candidate& c : due) {
+  auto probe = [&](const Candidate& c) {
     due_keys_.insert(c.Key());
     Read r;
     r.candidate = c;
     r.probe = true;
     reads.push_back(std::move(r));
+  };
+  std::vector<const Candidate*> inference_due;
+  for (const Candidate& c : due) {
+    if (c.role == Role::kInference && !c.pinned)
+      inference_due.push_back(&c);
+    else
+      probe(c);
+  }
+  const size_t budget = options_.inference_probes_per_cycle;
+  report.inference_probe_budget = budget;
+  std::vector<const Candidate*> ordered = ProbeOrder(inference_due);
+  for (size_t i = 0; i < ordered.size(); ++i) {
+    if (i < budget) {
+      probe(*ordered[i]);
+      continue;
+    }
+    auto it = cache_.entries().find(ordered[i]->Key());
+    if (it != cache_.entries().end() && it->second.candidate.uid == ordered[i]->uid)
+      ++report.waiting_reprobe;
+    else
+      ++report.waiting_first_probe;
   }
   for (const auto& [key, entry] : cache_.entries()) {
     if (due_keys_.count(key) || !IsAccepted(entry.verdict.outcome)) continue;
@@ -252,6 +329,10 @@ void Discovery::BuildReport(const kube::ClusterObjects& objects, const GpuPresen
   }
   for (Outcome o : {Outcome::kAccepted, Outcome::kUnrecognised, Outcome::kError, Outcome::kPinned})
     r.outcome_counts[std::string(OutcomeName(o))] = 0;
+  // Not probe outcomes: pods never probed for want of a port, and candidates waiting for a first
+  // probe within the budget.
+  r.outcome_counts["no_port"] = r.skipped_no_port;
+  r.outcome_counts["waiting"] = r.waiting_first_probe;
   bool any_accepted = !fallback.chosen.empty();
   for (const auto& [key, e] : cache_.entries()) {
     r.probes.push_back({e.candidate, e.verdict, e.probed_unix, due_keys_.count(key) > 0});

@@ -19,9 +19,11 @@ constexpr FamilySpec kScrapeBytes{"gpuattr_exporter_scrape_bytes", MetricType::G
                                   "Body size of the latest scrape of this exporter, in bytes."};
 constexpr FamilySpec kParseErrors{"gpuattr_exporter_parse_errors", MetricType::Gauge,
                                   "Malformed lines in the latest scrape of this exporter."};
-constexpr FamilySpec kCandidates{"gpuattr_discovery_candidates", MetricType::Gauge,
-                                 "Probed discovery candidates by outcome (accepted, unrecognised, "
-                                 "error, pinned)."};
+constexpr FamilySpec kCandidates{
+    "gpuattr_discovery_candidates", MetricType::Gauge,
+    "Discovery candidates by outcome: the probe outcomes (accepted, unrecognised, error, pinned), "
+    "no_port (never probed: no declared port nor prometheus.io/port annotation) and waiting "
+    "(not probed yet: the per-cycle inference probe budget)."};
 
 constexpr FamilySpec kReadPath{
     "gpuattr_discovery_read_path", MetricType::Gauge,
@@ -81,6 +83,12 @@ std::string RenderDiscoverySection(const discovery::DiscoveryReport& report, dou
          std::string(report.read_path == "query_api" ? "a query API" : "the exporters") + " (" +
          HtmlEscape(report.read_path_reason) + "): " + HtmlEscape(report.read_path_detail) +
          (report.shard.empty() ? "" : ". " + HtmlEscape(report.shard)) + "</p>\n";
+  h += "<p>" + std::to_string(report.skipped_no_port) +
+       " pods skipped: no declared port and no prometheus.io/port annotation (never probed). " +
+       std::to_string(report.waiting_first_probe) +
+       " inference candidates wait for a first probe, " + std::to_string(report.waiting_reprobe) +
+       " for a re-probe (budget: " + std::to_string(report.inference_probe_budget) +
+       " inference probes per cycle).</p>\n";
   if (!report.nothing_found.empty())
     h += "<p class=\"warn\"><b>" + HtmlEscape(report.nothing_found) + "</b></p>\n";
   if (report.rediscovery_next_cycle)

@@ -86,9 +86,13 @@ TEST_F(OnceAgainstFakeCluster, PrintsAttributedExpositionAndExitsZero) {
   EXPECT_THAT(r.out, HasSubstr("gpuattr_pod_requested_devices{cluster=\"lab\",namespace=\"ml\","
                                "pod=\"llm-serve-0\",resource=\"nvidia.com/gpu\"} 2\n"));
   // GPU workload pods probed as possible inference servers answer 503 (nothing listens): they
-  // count as failed probes, not as exporters that are down.
+  // count as failed probes, not as exporters that are down. The ones that declare no port (the
+  // trainer; the device plugin, an exporter by keyword) are never probed.
   EXPECT_THAT(r.out,
-              HasSubstr("gpuattr_discovery_candidates{cluster=\"lab\",outcome=\"error\"} 3\n"));
+              HasSubstr("gpuattr_discovery_candidates{cluster=\"lab\",outcome=\"error\"} 2\n"));
+  EXPECT_THAT(r.out,
+              HasSubstr("gpuattr_discovery_candidates{cluster=\"lab\",outcome=\"no_port\"} 2\n"));
+  EXPECT_EQ(server_->CountRequests("proxy", "/api/v1/namespaces/ml/pods/train-resnet-"), 0u);
   EXPECT_THAT(r.out, Not(HasSubstr("gpuattr_exporter_up{cluster=\"lab\",kind=\"unknown\","
                                    "namespace=\"ml\"")));
   // The static control-plane pods on gpu-node-1 are never probed.

@@ -520,6 +520,8 @@ struct FakeApiServer::Impl {
   void Record(Ctx& c) {
     c.rec.status = c.res.status;
     std::lock_guard lk(log_mu);
+    if (log.size() >= options.max_request_log && !log.empty())
+      log.erase(log.begin(), log.begin() + static_cast<long>(log.size() / 2));
     log.push_back(c.rec);
   }
 
@@ -1185,20 +1187,26 @@ struct FakeApiServer::Impl {
   void SendPodProxy(Ctx& c, const Route& r) {
     std::string name, port;
     SplitProxyTarget(r.name, name, port);
+    if (options.proxy_latency.count() > 0) InterruptibleSleep(options.proxy_latency);
     std::string body;
     {
       std::lock_guard lk(mu);
-      auto pod = GetLocked("pods", r.ns, name, "");
+      // The stored object itself (no copy): this path serves a thousand GETs per cycle.
+      const json* pod = nullptr;
+      if (auto coll = store.find("pods"); coll != store.end())
+        if (auto it = coll->second.find(Key(r.ns, name)); it != coll->second.end())
+          pod = it->second.obj.get();
       if (!pod)
         return SendStatus(c, 404, "pods \"" + name + "\" not found",
                           {{"name", name}, {"kind", "pods"}});
       if (port.empty()) port = "80";
       if (!ParseUint(port)) {  // a named container port
         std::string named = port;
-        for (const auto& ctr : (*pod)["spec"].value("containers", json::array()))
-          for (const auto& p : ctr.value("ports", json::array()))
-            if (p.value("name", "") == named && p.contains("containerPort"))
-              port = p["containerPort"].dump();
+        if (const auto spec = pod->find("spec"); spec != pod->end())
+          for (const auto& ctr : spec->value("containers", json::array()))
+            for (const auto& p : ctr.value("ports", json::array()))
+              if (p.value("name", "") == named && p.contains("containerPort"))
+                port = p["containerPort"].dump();
         if (port == named)
           return SendStatus(c, 503, "no port named \"" + named + "\" on pod " + r.ns + "/" + name);
       }

@@ -32,6 +32,10 @@ struct FakeApiServerOptions {
   std::chrono::seconds default_watch_timeout{1800};   // when the watch gives no timeoutSeconds
   int threads = 64;                    // connections served at once (watches hold one)
   int keep_alive_timeout_seconds = 2;  // also bounds how long Stop() waits for idle clients
+  // Added to every pod-proxy GET before it is answered (a slow apiserver or exporter); 0: none.
+  std::chrono::milliseconds proxy_latency{0};
+  // Request log entries kept (oldest dropped first): a long benchmark run stays bounded.
+  size_t max_request_log = 1'000'000;
 };
 
 struct RequestRecord {

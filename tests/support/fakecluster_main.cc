@@ -11,6 +11,7 @@
 #include <boost/program_options.hpp>
 
 #include "support/fake_apiserver.h"
+#include "support/generated_cluster.h"
 #include "support/scenario.h"
 
 namespace po = boost::program_options;
@@ -21,10 +22,13 @@ using gpuattr::testing::KubeconfigOptions;
 namespace {
 
 constexpr const char* kUsage = R"(Usage: gpuattr-fakecluster --scenario DIR [options]
+       gpuattr-fakecluster --generate-nodes N [options]
 
 Serves a scenario (fixtures/scenarios/NAME/: pods, nodes, services, DRA objects, exporter bodies
 behind the pod proxy, Prometheus answers behind the service proxy, faults, scripted watch events)
 as a fake Kubernetes apiserver over HTTPS, and writes a kubeconfig that points at it.
+--generate-nodes serves a generated GPU cluster instead: N nodes of 8 A100s, every other node
+MIG-partitioned, one port-less GPU job pod per device, one dcgm-exporter pod per node (scale runs).
 The first line on stdout is the server URL. Runs until SIGINT or SIGTERM.
 
 The kubeconfig has two contexts on one cluster: CONTEXT (bearer token user) and CONTEXT-cert
@@ -41,7 +45,8 @@ Options)";
 
 int main(int argc, char** argv) {
   std::string scenario_dir, listen, kubeconfig_out, token, context;
-  int bookmark_ms = 1000;
+  int bookmark_ms = 1000, generate_nodes = 0, inference_pods = 4, notebook_pods = 0, latency_ms = 0,
+      threads = 64, keep_alive_s = 2;
   po::options_description desc(kUsage);
   desc.add_options()("help,h", "print this help")(
       "scenario", po::value(&scenario_dir),
@@ -54,7 +59,20 @@ int main(int argc, char** argv) {
       "bearer token the server accepts")("context", po::value(&context)->default_value("fake"),
                                          "context (and cluster) name in the kubeconfig")(
       "bookmark-interval-ms", po::value(&bookmark_ms)->default_value(1000),
-      "how often watches that allow bookmarks get a BOOKMARK event");
+      "how often watches that allow bookmarks get a BOOKMARK event")(
+      "generate-nodes", po::value(&generate_nodes),
+      "serve a generated cluster of N GPU nodes instead of a scenario (1..100000)")(
+      "generate-inference-pods", po::value(&inference_pods)->default_value(4),
+      "generated cluster: GPU pods that are vLLM servers declaring port http 8000")(
+      "generate-notebook-pods", po::value(&notebook_pods)->default_value(0),
+      "generated cluster: GPU pods declaring port 8888 that serve nothing")(
+      "proxy-latency-ms", po::value(&latency_ms)->default_value(0),
+      "added to every pod-proxy GET before it is answered")(
+      "threads", po::value(&threads)->default_value(64),
+      "connections served at once (each open watch holds one)")(
+      "keep-alive-seconds", po::value(&keep_alive_s)->default_value(2),
+      "an idle client connection is closed after this long (set it above gpuattr's interval to "
+      "measure steady cycles on reused connections)");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -67,8 +85,21 @@ int main(int argc, char** argv) {
     std::cout << desc << "\n";
     return 0;
   }
-  if (scenario_dir.empty()) {
-    std::cerr << "gpuattr-fakecluster: --scenario DIR is required (see --help)\n";
+  if (scenario_dir.empty() == (generate_nodes == 0)) {
+    std::cerr << "gpuattr-fakecluster: give one of --scenario DIR or --generate-nodes N (see "
+                 "--help)\n";
+    return 2;
+  }
+  if (generate_nodes < 0 || generate_nodes > 100000) {
+    std::cerr << "gpuattr-fakecluster: --generate-nodes must be 1..100000 (got " << generate_nodes
+              << ")\n";
+    return 2;
+  }
+  if (inference_pods < 0 || notebook_pods < 0 || latency_ms < 0 || threads < 1 || threads > 4096 ||
+      keep_alive_s < 1 || keep_alive_s > 3600) {
+    std::cerr << "gpuattr-fakecluster: --generate-inference-pods, --generate-notebook-pods and "
+                 "--proxy-latency-ms must not be negative, --threads must be 1..4096, "
+                 "--keep-alive-seconds 1..3600\n";
     return 2;
   }
   size_t colon = listen.rfind(':');
@@ -87,7 +118,22 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  auto scenario = gpuattr::testing::LoadScenario(scenario_dir);
+  gpuattr::Result<gpuattr::testing::Scenario> scenario = gpuattr::testing::Scenario{};
+  if (generate_nodes > 0) {
+    gpuattr::testing::GeneratedClusterSpec spec;
+    spec.nodes = generate_nodes;
+    spec.inference_pods = inference_pods;
+    spec.notebook_pods = notebook_pods;
+    spec.name = "generated-" + std::to_string(generate_nodes);
+    gpuattr::testing::GeneratedClusterInfo info;
+    scenario = gpuattr::testing::GenerateCluster(spec, &info);
+    std::cerr << "gpuattr-fakecluster: generated " << info.nodes << " nodes, " << info.devices
+              << " devices, " << info.gpu_pods << " GPU pods (" << info.portless_pods
+              << " pods without a port), " << info.exporters << " exporters, "
+              << info.body_bytes / 1024 << " KiB of exporter bodies" << std::endl;
+  } else {
+    scenario = gpuattr::testing::LoadScenario(scenario_dir);
+  }
   if (!scenario) {
     std::cerr << "gpuattr-fakecluster: " << scenario.error().message << "\n";
     return 2;
@@ -106,6 +152,9 @@ int main(int argc, char** argv) {
   opts.port = port;
   opts.tokens = {{token, "fake-user"}};
   opts.bookmark_interval = std::chrono::milliseconds(bookmark_ms);
+  opts.proxy_latency = std::chrono::milliseconds(latency_ms);
+  opts.threads = threads;
+  opts.keep_alive_timeout_seconds = keep_alive_s;
   std::string name = scenario->name;
   FakeApiServer server(std::move(*scenario), opts);
   if (auto st = server.Start(); !st) {

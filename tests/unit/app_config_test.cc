@@ -40,7 +40,7 @@ TEST(AppOptions, DefaultsWithoutFlagsOrFile) {
   Config c = MustLoad(Flags({}), "");
   EXPECT_EQ(c.web.listen_address, "127.0.0.1:9787");
   EXPECT_EQ(c.interval, std::chrono::seconds(20));
-  EXPECT_EQ(c.scrape.concurrency, 8);
+  EXPECT_EQ(c.scrape.concurrency, 16);
   EXPECT_EQ(c.scrape.timeout, std::chrono::seconds(15));
   EXPECT_EQ(c.scrape.max_body_bytes, 64u << 20);
   EXPECT_DOUBLE_EQ(c.idle.utilization_below, 0.05);
@@ -48,6 +48,7 @@ TEST(AppOptions, DefaultsWithoutFlagsOrFile) {
   EXPECT_EQ(c.discovery.cache, std::chrono::seconds(60));
   EXPECT_EQ(c.discovery.not_inference_cache, std::chrono::minutes(10));
   EXPECT_EQ(c.discovery.error_cache, std::chrono::minutes(2));
+  EXPECT_EQ(c.discovery.inference_probes_per_cycle, 50);
   EXPECT_EQ(c.log_level, log::Level::kInfo);
   EXPECT_TRUE(c.clusters.empty());
   EXPECT_FALSE(c.once);
@@ -183,7 +184,7 @@ web:
       - {username: prom, password_file: /p}
 scrape: {concurrency: 3, timeout: 2s, max_body_bytes: 1GiB}
 idle: {utilization_below: 0.1, memory_at_least: 1GB}
-discovery: {cache: 30s, not_inference_cache: 5m, error_cache: 1m}
+discovery: {cache: 30s, not_inference_cache: 5m, error_cache: 1m, inference_probes_per_cycle: 7}
 )");
   EXPECT_EQ(c.kubeconfig, "/home/me/.kube/lab");
   EXPECT_EQ(c.web.tls_cert_file, "c.pem");
@@ -199,6 +200,7 @@ discovery: {cache: 30s, not_inference_cache: 5m, error_cache: 1m}
   EXPECT_EQ(c.discovery.cache, std::chrono::seconds(30));
   EXPECT_EQ(c.discovery.not_inference_cache, std::chrono::minutes(5));
   EXPECT_EQ(c.discovery.error_cache, std::chrono::minutes(1));
+  EXPECT_EQ(c.discovery.inference_probes_per_cycle, 7);
 }
 
 TEST(AppConfig, EmptyFileAndNullSectionsKeepDefaults) {
@@ -234,6 +236,10 @@ TEST(AppConfig, BadValuesNameFileAndKey) {
               StartsWith("config.yaml: discovery.not_inference_cache: "));
   EXPECT_THAT(LoadError("discovery: {error_cache: -1s}\n"),
               StartsWith("config.yaml: discovery.error_cache: "));
+  EXPECT_THAT(LoadError("discovery: {inference_probes_per_cycle: -1}\n"),
+              StartsWith("config.yaml: discovery.inference_probes_per_cycle: -1 is out of range"));
+  EXPECT_THAT(LoadError("discovery: {inference_probes_per_cycle: lots}\n"),
+              StartsWith("config.yaml: discovery.inference_probes_per_cycle: invalid integer"));
   EXPECT_THAT(LoadError("log: {level: chatty}\n"),
               StartsWith("config.yaml: log.level: unknown level \"chatty\""));
   EXPECT_THAT(LoadError("web: {listen_address: localhost}\n"),

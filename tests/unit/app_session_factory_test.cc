@@ -15,6 +15,7 @@ TEST(SessionFactory, ConfigBecomesSessionOptions) {
   config.scrape.timeout = std::chrono::seconds(7);
   config.scrape.max_body_bytes = 1 << 20;
   config.discovery.not_inference_cache = std::chrono::minutes(5);
+  config.discovery.inference_probes_per_cycle = 9;
   KubeSessionOptions o = SessionOptionsFromConfig(config);
   ASSERT_EQ(o.discovery.pins.pods.size(), 1u);
   EXPECT_EQ(o.discovery.pins.pods[0].namespace_, "gpu-operator");
@@ -28,6 +29,7 @@ TEST(SessionFactory, ConfigBecomesSessionOptions) {
   EXPECT_EQ(o.discovery.scrape.max_body_bytes, 1u << 20);
   EXPECT_EQ(o.discovery.ttls.inference_negative, std::chrono::minutes(5));
   EXPECT_EQ(o.discovery.ttls.result, std::chrono::seconds(60));
+  EXPECT_EQ(o.discovery.inference_probes_per_cycle, 9u);
 }
 
 TEST(SessionFactory, MissingKubeconfigIsAnErrorNamingIt) {

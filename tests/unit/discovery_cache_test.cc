@@ -66,6 +66,47 @@ TEST(DiscoveryCache, InferenceNegativeCaches) {
   EXPECT_EQ(cache.Due({not_inf, broken}, clock.Now()).size(), 2u);
 }
 
+TEST(TtlFor, InferenceErrorsBackOffToTheNotInferencePeriod) {
+  CacheTtls t;
+  EXPECT_EQ(TtlFor(Role::kInference, Outcome::kError, t, 1), minutes(2));
+  EXPECT_EQ(TtlFor(Role::kInference, Outcome::kError, t, 2), minutes(4));
+  EXPECT_EQ(TtlFor(Role::kInference, Outcome::kError, t, 3), minutes(8));
+  EXPECT_EQ(TtlFor(Role::kInference, Outcome::kError, t, 4), minutes(10));
+  EXPECT_EQ(TtlFor(Role::kInference, Outcome::kError, t, 1000), minutes(10));
+  EXPECT_EQ(TtlFor(Role::kExporter, Outcome::kError, t, 5), seconds(60));  // exporters: no backoff
+  t.inference_error = minutes(20);  // an error period above the cap is kept as given
+  EXPECT_EQ(TtlFor(Role::kInference, Outcome::kError, t, 3), minutes(20));
+}
+
+TEST(DiscoveryCache, RepeatedErrorsOfOnePodBackOffAndASuccessResets) {
+  FakeClock clock;
+  DiscoveryCache cache;
+  Candidate c = Cand("train", Role::kInference);
+  auto due_after = [&](std::chrono::minutes m) {
+    clock.Advance(m);
+    return cache.Due({c}, clock.Now()).size();
+  };
+  cache.Record(c, Verdict(Outcome::kError), {}, clock.Now(), 0);
+  EXPECT_EQ(due_after(minutes(2)), 1u);
+  cache.Record(c, Verdict(Outcome::kError), {}, clock.Now(), 0);
+  EXPECT_EQ(cache.entries().at(c.Key()).consecutive_errors, 2u);
+  EXPECT_EQ(due_after(minutes(3)), 0u);
+  EXPECT_EQ(due_after(minutes(1)), 1u);  // 4 min
+  cache.Record(c, Verdict(Outcome::kError), {}, clock.Now(), 0);
+  EXPECT_EQ(due_after(minutes(7)), 0u);
+  EXPECT_EQ(due_after(minutes(1)), 1u);  // 8 min
+  cache.Record(c, Verdict(Outcome::kAccepted), {}, clock.Now(), 0);
+  EXPECT_EQ(cache.entries().at(c.Key()).consecutive_errors, 0u);
+  clock.Advance(minutes(1));
+  cache.Record(c, Verdict(Outcome::kError), {}, clock.Now(), 0);
+  EXPECT_EQ(due_after(minutes(2)), 1u);  // back to 2 min
+  // A replaced pod (new uid) starts over too.
+  cache.Record(c, Verdict(Outcome::kError), {}, clock.Now(), 0);
+  Candidate replaced = Cand("train", Role::kInference, "uid-new");
+  cache.Record(replaced, Verdict(Outcome::kError), {}, clock.Now(), 0);
+  EXPECT_EQ(cache.entries().at(c.Key()).consecutive_errors, 1u);
+}
+
 TEST(DiscoveryCache, SuccessfulScrapesKeepAnAcceptedTargetValid) {
   FakeClock clock;
   DiscoveryCache cache;

@@ -81,17 +81,60 @@ TEST(ExporterPort, AnnotationThenNamedMetricsThenFirst) {
 
 TEST(InferencePort, AnnotationMetricsHttp8000First) {
   kube::Pod p = MakePod("a", "vllm", "n1", "vllm/vllm-openai", {{"grpc", 9000}, {"", 8000}});
-  EXPECT_EQ(InferencePort(p).port, 8000);
+  EXPECT_EQ(InferencePort(p)->port, 8000);
+  EXPECT_EQ(InferencePort(p)->source, "8000");
   p.containers[0].ports.push_back({"http", 8080});
-  EXPECT_EQ(InferencePort(p).port, 8080);
+  EXPECT_EQ(InferencePort(p)->port, 8080);
+  EXPECT_EQ(InferencePort(p)->source, "named http");
   p.containers[0].ports.push_back({"metrics", 9090});
-  EXPECT_EQ(InferencePort(p).port, 9090);
+  EXPECT_EQ(InferencePort(p)->port, 9090);
   p.annotations["prometheus.io/port"] = "7000";
-  EXPECT_EQ(InferencePort(p).port, 7000);
+  EXPECT_EQ(InferencePort(p)->port, 7000);
+  EXPECT_EQ(InferencePort(p)->source, "annotation");
   kube::Pod first = MakePod("a", "sglang", "n1", "x", {{"grpc", 30000}});
-  EXPECT_EQ(InferencePort(first).port, 30000);
+  EXPECT_EQ(InferencePort(first)->port, 30000);
+  EXPECT_EQ(InferencePort(first)->source, "first");
+}
+
+// DESIGN section 4 (revised): no declared port and no annotation → never probed, no guessed 8000.
+TEST(InferencePort, NoDeclaredPortAndNoAnnotationIsNoPort) {
   kube::Pod none = MakePod("a", "sglang", "n1", "x");
-  EXPECT_EQ(InferencePort(none).port, 8000);
+  EXPECT_FALSE(InferencePort(none).has_value());
+  none.annotations["prometheus.io/port"] = "not-a-port";
+  EXPECT_FALSE(InferencePort(none).has_value());
+  none.annotations["prometheus.io/port"] = "8000";
+  ASSERT_TRUE(InferencePort(none).has_value());
+  EXPECT_EQ(InferencePort(none)->port, 8000);
+  EXPECT_EQ(InferencePort(none)->source, "annotation");
+}
+
+TEST(ScanCandidates, PortlessGpuPodsAreCountedOnceAndNeverCandidates) {
+  kube::ClusterObjects o;
+  kube::Pod job = MakePod("ml", "train-1", "n1", "registry.example/trainer:1");
+  job.containers[0].limits["nvidia.com/gpu"] = 1;
+  Add(o, job);
+  // Holds a GPU and its image matches an exporter keyword: counted once.
+  kube::Pod both = MakePod("ml", "train-2", "n1", "nvcr.io/nvidia/pytorch:24.01-py3");
+  both.containers[0].limits["nvidia.com/gpu"] = 1;
+  Add(o, both);
+  Add(o,
+      MakePod("kube-system", "nvidia-device-plugin-x", "n1", "nvcr.io/nvidia/k8s-device-plugin"));
+  kube::Pod annotated = MakePod("ml", "vllm-0", "n1", "vllm/vllm-openai:0.6");
+  annotated.annotations["prometheus.io/port"] = "8000";
+  Add(o, annotated);
+  kube::Pod served = MakePod("ml", "serve-0", "n1", "registry.example/server:1", {{"http", 8080}});
+  served.containers[0].limits["nvidia.com/gpu"] = 1;
+  Add(o, served);
+  kube::Pod not_ready = MakePod("ml", "train-3", "n1", "registry.example/trainer:1");
+  not_ready.containers[0].limits["nvidia.com/gpu"] = 1;
+  not_ready.all_containers_ready = false;  // not an inference candidate at all yet
+  Add(o, not_ready);
+
+  CandidateScan scan = ScanCandidates(o);
+  EXPECT_EQ(scan.no_port, 3u);  // train-1, train-2, nvidia-device-plugin-x
+  EXPECT_TRUE(scan.exporters.empty());
+  EXPECT_EQ(Keys(scan.inference), (std::vector<std::string>{"ml/serve-0:8080", "ml/vllm-0:8000"}));
+  EXPECT_EQ(Keys(InferenceCandidates(o)), Keys(scan.inference));
 }
 
 TEST(InferenceCandidates, ReadyGpuHoldersAndKeywordPods) {

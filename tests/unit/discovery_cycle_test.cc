@@ -215,7 +215,7 @@ TEST(DiscoveryFamilies, ExporterAndCandidateSeries) {
   f.transport->SetDefault(kDcgmPath, FakeReply::Json(kDcgmBody));
   f.transport->SetDefault(kGfdPath, FakeReply::Json("not exposition at all\n", 503));
   DiscoveryResult c = f.discovery->RunCycle(*f.fetcher, *GpuCluster());
-  publish::FamilyWriter w;
+  publish::FamilyCollector w;
   publish::AddDiscoveryFamilies(c.report, w);
   auto fams = std::move(w).Finish();
   std::map<std::string, const prometheus::MetricFamily*> by_name;
@@ -235,10 +235,66 @@ TEST(DiscoveryFamilies, ExporterAndCandidateSeries) {
   }
   EXPECT_EQ(up_by_kind["dcgm"], 1);
   EXPECT_EQ(up_by_kind["unknown"], 0);
-  EXPECT_EQ(by_name["gpuattr_discovery_candidates"]->metric.size(), 4u);  // every outcome
+  // Every probe outcome, plus no_port and waiting.
+  EXPECT_EQ(by_name["gpuattr_discovery_candidates"]->metric.size(), 6u);
   std::string html = publish::RenderDiscoverySection(c.report, 0);
   EXPECT_NE(html.find("dcgm-exporter-a"), std::string::npos);
   EXPECT_NE(html.find("503"), std::string::npos);
+}
+
+// DESIGN section 4 (revised): port-less GPU pods are never probed, inference probes are spread
+// over cycles within the budget, the exporter is read in the first cycle whatever the budget.
+TEST(DiscoveryCycle, PortlessPodsAreNeverProbedAndInferenceProbesKeepTheBudget) {
+  DiscoveryOptions options;
+  options.inference_probes_per_cycle = 3;
+  Fixture f(options);
+  f.transport->SetDefault(kDcgmPath, FakeReply::Json(kDcgmBody));
+  auto objects = std::make_shared<kube::ClusterObjects>(*GpuCluster());
+  auto gpu_pod = [&](std::string name, std::vector<kube::ContainerPort> ports) {
+    kube::Pod p = gpuattr::testing::MakeRunningPod("ml", std::move(name), "node-a",
+                                                   "registry.example/job:1", std::move(ports));
+    p.containers[0].limits["nvidia.com/gpu"] = 1;
+    objects->pods[p.Key()] = p;
+  };
+  for (int i = 0; i < 20; ++i) gpu_pod("job-" + std::to_string(i), {});
+  for (int i = 0; i < 7; ++i) gpu_pod("notebook-" + std::to_string(i), {{"", 8888}});
+  gpu_pod("vllm-0", {{"http", 8000}});
+  const std::string vllm = "/api/v1/namespaces/ml/pods/vllm-0:8000/proxy/metrics";
+  f.transport->SetDefault(vllm, FakeReply::Json("vllm:num_requests_running{model_name=\"m\"} 1\n"));
+
+  DiscoveryResult c1 = f.discovery->RunCycle(*f.fetcher, *objects);
+  EXPECT_EQ(f.transport->CountRequests(kDcgmPath), 1u);  // the exporter, first cycle
+  EXPECT_EQ(c1.report.skipped_no_port, 20u);
+  EXPECT_EQ(c1.report.outcome_counts.at("no_port"), 20u);
+  EXPECT_EQ(c1.report.inference_probe_budget, 3u);
+  EXPECT_EQ(c1.report.waiting_first_probe, 5u);  // 8 inference candidates, 3 probed
+  EXPECT_EQ(c1.report.outcome_counts.at("waiting"), 5u);
+  EXPECT_EQ(f.transport->CountRequests("/api/v1/namespaces/ml/"), 3u);
+  std::string html = publish::RenderDiscoverySection(c1.report, 0);
+  EXPECT_NE(html.find("20 pods skipped: no declared port"), std::string::npos) << html;
+  EXPECT_NE(html.find("5 inference candidates wait for a first probe"), std::string::npos);
+
+  // Cycles go on until nothing waits: 8 candidates at 3 per cycle take 3 cycles.
+  size_t cycles = 1, vllm_found_in = 0;
+  for (DiscoveryResult c = std::move(c1);; ++cycles) {
+    for (const auto& e : c.report.exporters)
+      if (e.pod == "vllm-0" && e.up && vllm_found_in == 0) vllm_found_in = cycles;
+    if (c.report.waiting_first_probe == 0 || cycles == 10) break;
+    f.clock.Advance(seconds(20));
+    c = f.discovery->RunCycle(*f.fetcher, *objects);
+    EXPECT_LE(c.report.probed_this_cycle, 3u);
+  }
+  EXPECT_EQ(cycles, 3u);
+  EXPECT_EQ(vllm_found_in, 1u);  // a named http port goes before the notebooks' first ports
+  // Over every cycle: not one GET to a port-less pod.
+  for (const auto& req : f.transport->Requests())
+    EXPECT_EQ(req.path.find("/pods/job-"), std::string::npos) << req.path;
+  // Failed notebook probes back off (2 min, then 4): none is probed again within 2 minutes.
+  const size_t notebook_gets = f.transport->CountRequests("/api/v1/namespaces/ml/pods/notebook-");
+  EXPECT_EQ(notebook_gets, 7u);
+  f.clock.Advance(seconds(20));
+  f.discovery->RunCycle(*f.fetcher, *objects);
+  EXPECT_EQ(f.transport->CountRequests("/api/v1/namespaces/ml/pods/notebook-"), 7u);
 }
 
 TEST(ReadBody, MalformedLinesCountButGoodLinesStay) {

@@ -28,7 +28,9 @@ kube::ClusterObjects DraOnlyCluster() {
   p.node_name = "n1";
   p.phase = "Running";
   p.all_containers_ready = true;
-  p.containers.push_back(kube::Container{});
+  kube::Container c0;
+  c0.ports.push_back({"http", 8000});  // a port-less pod would never be probed
+  p.containers.push_back(c0);
   o.pods[p.Key()] = p;
   kube::ResourceClaim c;
   c.namespace_ = "ml";

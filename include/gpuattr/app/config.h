@@ -50,7 +50,7 @@ struct WebConfig {
 };
 
 struct ScrapeConfig {
-  int concurrency = 8;
+  int concurrency = 16;
   milliseconds timeout{15'000};
   uint64_t max_body_bytes = 64ull << 20;
   bool operator==(const ScrapeConfig&) const = default;
@@ -65,7 +65,8 @@ struct IdleConfig {
 struct DiscoveryConfig {
   milliseconds cache{60'000};                 // every discovery result, also empty ones
   milliseconds not_inference_cache{600'000};  // a pod that answered but is no inference server
-  milliseconds error_cache{120'000};          // a probe that failed
+  milliseconds error_cache{120'000};          // a probe that failed (doubling up to the above)
+  int inference_probes_per_cycle = 50;        // the probe budget for inference candidates
   // Above this many GPU nodes a trusted query API with the GPU series is read instead of one
   // proxy GET per exporter; 0: never (docs/deploy.md, "Large clusters").
   int query_api_above_gpu_nodes = 200;

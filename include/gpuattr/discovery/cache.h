@@ -2,7 +2,8 @@
 // every probe result is kept per candidate (namespace/pod:port and the pod's uid), so steady state
 // costs no probe beyond the expiries:
 //   exporter candidates: any result 60 s;
-//   inference candidates: accepted 60 s, not inference 10 min, errors 2 min.
+//   inference candidates: accepted 60 s, not inference 10 min, errors 2 min, doubling with each
+//   consecutive failure of the same pod up to the not-inference period (2, 4, 8, 10 min).
 // An accepted target is refreshed by each successful scrape; a failed scrape of a known target
 // asks for re-discovery, which expires every exporter-role entry for the next cycle. Entries of
 // pods that are gone (or replaced: a new uid) are dropped. Not thread-safe: one cycle at a time.
@@ -24,8 +25,11 @@ struct CacheTtls {
   std::chrono::milliseconds inference_error{std::chrono::minutes(2)};
 };
 
-// Pure: how long a verdict on a candidate of this role stays valid.
-std::chrono::milliseconds TtlFor(Role role, Outcome outcome, const CacheTtls& ttls);
+// Pure: how long a verdict on a candidate of this role stays valid. `consecutive_errors` counts
+// this error among the candidate's failed probes in a row (1 for the first); only inference
+// errors back off with it.
+std::chrono::milliseconds TtlFor(Role role, Outcome outcome, const CacheTtls& ttls,
+                                 uint32_t consecutive_errors = 1);
 
 struct CacheEntry {
   Candidate candidate;
@@ -34,6 +38,7 @@ struct CacheEntry {
   double probed_unix = 0;  // wall time of the probe, for the status page
   double duration_seconds = 0;
   uint64_t bytes = 0;
+  uint32_t consecutive_errors = 0;  // failed probes in a row of this pod (0 after a success)
 };
 
 class DiscoveryCache {

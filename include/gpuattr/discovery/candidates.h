@@ -57,15 +57,25 @@ Candidate MakeCandidate(const kube::Pod& pod, const PortChoice& port, Role role,
 // Exporter port: annotation prometheus.io/port, else the container port named `metrics`, else the
 // first declared port. nullopt when the pod declares none.
 std::optional<PortChoice> ExporterPort(const kube::Pod& pod);
-// Inference port: annotation, `metrics`, `http`, a declared 8000, the first declared port; 8000
-// (vLLM's default) when the pod declares no port at all.
-PortChoice InferencePort(const kube::Pod& pod);
+// Inference port: annotation, `metrics`, `http`, a declared 8000, the first declared port.
+// nullopt when the pod declares no port and has no port annotation: such a pod is never probed
+// (guessing :8000 on every GPU job pod meant thousands of failing proxy GETs per cycle).
+std::optional<PortChoice> InferencePort(const kube::Pod& pod);
 
 // Running pods that look like GPU exporters and declare a port, sorted by key.
 std::vector<Candidate> ExporterCandidates(const kube::ClusterObjects& objects);
 // Running pods with every container ready that hold a GPU resource or a DRA GPU device, or look
-// like an inference server, sorted by key.
+// like an inference server, and declare a port (or have a port annotation), sorted by key.
 std::vector<Candidate> InferenceCandidates(const kube::ClusterObjects& objects);
+
+// Both lists from one pass over the pods, and how many pods qualified as an exporter or
+// inference candidate but were left out for declaring no port (each pod counted once).
+struct CandidateScan {
+  std::vector<Candidate> exporters;
+  std::vector<Candidate> inference;
+  size_t no_port = 0;
+};
+CandidateScan ScanCandidates(const kube::ClusterObjects& objects);
 
 // The politeness gate: probing is worth it only when some node advertises an `nvidia.com/`
 // resource, some pod requests one, a DRA ResourceSlice publishes a GPU, or some pod looks like an

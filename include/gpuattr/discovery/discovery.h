@@ -1,6 +1,7 @@
 // One cluster's discovery, cycle by cycle: it decides what to read and turns what was fetched
 // into readings and a report.
-//   candidates (keywords, GPU holders, pins) → due probes (the cache decides) and known targets
+//   candidates (keywords, GPU holders, pins) → due probes (the cache decides; inference probes
+//   within the per-cycle budget, see PlanReads) and known targets
 //   → one bounded pool of pod-proxy GETs (probes 5 s, scrapes 15 s; scrape/fetch.h) → verdicts
 //   recorded → bodies read (sources/body.h) → the query-API fallback when no exporter pod
 //   answered → readings for the stages, plus the report for the page and the diagnostics
@@ -26,7 +27,7 @@
 namespace gpuattr::discovery {
 
 struct ScrapeOptions {
-  size_t concurrency = 8;
+  size_t concurrency = 16;
   std::chrono::milliseconds timeout{15000};
   size_t max_body_bytes = 64u << 20;
 };
@@ -35,6 +36,11 @@ struct DiscoveryOptions {
   Pins pins;
   CacheTtls ttls;
   std::chrono::milliseconds probe_timeout{5000};
+  // Probe budget: at most this many inference-candidate probes per cycle (DESIGN section 4).
+  // Exporter candidates and pins are always probed when due; the inference probes that do not fit
+  // wait for a later cycle (counted as outcome "waiting"), so that a large cluster's first cycle
+  // reads its exporters without waiting on thousands of GPU pods. 0: no inference probes at all.
+  size_t inference_probes_per_cycle = 50;
   ScrapeOptions scrape;  // concurrency, per-target timeout, body cap (probes use the same pool)
   QueryApiOptions query_api;  // the fallback when no exporter pod answers (docs/fallback.md)
 };
@@ -68,7 +74,8 @@ class Discovery {
 
  private:
   std::vector<Read> PlanReads(const std::vector<Candidate>& current,
-                              std::chrono::steady_clock::time_point now);
+                              std::chrono::steady_clock::time_point now, DiscoveryReport& report);
+  std::vector<const Candidate*> ProbeOrder(const std::vector<const Candidate*>& due) const;
   void RecordReads(std::vector<Read>& reads, std::chrono::steady_clock::time_point now,
                    double now_unix, DiscoveryResult& out);
   void BuildReport(const kube::ClusterObjects& objects, const GpuPresence& presence,

@@ -45,10 +45,20 @@ struct DiscoveryReport {
   std::string gpu_presence;  // why (or what was checked)
   size_t candidates = 0;     // current candidates (pins included)
   size_t probed_this_cycle = 0;
-  std::vector<ProbeRecord> probes;  // every candidate with a verdict, by key
+  // Pods that looked like an exporter or held a GPU but declare no port (and have no
+  // prometheus.io/port annotation): never probed.
+  size_t skipped_no_port = 0;
+  // Inference candidates due for a probe that the per-cycle budget left for a later cycle:
+  // never probed yet, and re-probes of an expired verdict.
+  size_t waiting_first_probe = 0;
+  size_t waiting_reprobe = 0;
+  size_t inference_probe_budget = 0;  // the per-cycle budget in force
+  std::vector<ProbeRecord> probes;    // every candidate with a verdict, by key
   std::vector<PinStatus> pins;
-  std::vector<ExporterStatus> exporters;           // by namespace, pod, port
-  std::map<std::string, uint64_t> outcome_counts;  // every outcome name, zeros included
+  std::vector<ExporterStatus> exporters;  // by namespace, pod, port
+  // Every outcome name, zeros included; plus "no_port" (skipped_no_port) and "waiting"
+  // (waiting_first_probe: candidates without a verdict yet).
+  std::map<std::string, uint64_t> outcome_counts;
   // When no exporter was found: how many pods were listed, how many candidates were probed, and
   // what to do. Empty otherwise.
   std::string nothing_found;
