@@ -319,6 +319,7 @@ struct FakeApiServer::Impl {
   std::thread listen_thread, script_thread;
   int port = 0;
   bool started = false;
+  mutable std::mutex tokens_mu;  // guards options.tokens (SetTokens while serving)
 
   // ---- State, guarded by mu.
   mutable std::mutex mu;
@@ -567,6 +568,7 @@ struct FakeApiServer::Impl {
       had_credentials = true;
       if (auth.size() > 7 &&
           (auth.compare(0, 7, "Bearer ") == 0 || auth.compare(0, 7, "bearer ") == 0)) {
+        std::lock_guard tk(tokens_mu);
         auto it = options.tokens.find(auth.substr(7));
         if (it != options.tokens.end()) return it->second;
       }
@@ -1552,6 +1554,11 @@ void FakeApiServer::AddFault(FaultRule rule) {
   std::lock_guard lk(impl_->mu);
   if (rule.source.empty()) rule.source = "AddFault #" + std::to_string(impl_->faults.size() + 1);
   impl_->faults.push_back({std::move(rule), 0});
+}
+
+void FakeApiServer::SetTokens(std::map<std::string, std::string> tokens) {
+  std::lock_guard tk(impl_->tokens_mu);
+  impl_->options.tokens = std::move(tokens);
 }
 
 void FakeApiServer::ClearFaults() {

@@ -111,6 +111,8 @@ class FakeApiServer {
                       std::vector<PromAnswer> answers);
   void AddFault(FaultRule rule);
   void ClearFaults();
+  // Replaces the accepted bearer tokens (a rotated service-account token: the old one now 401s).
+  void SetTokens(std::map<std::string, std::string> tokens);
 
   // Problems met while applying the watch script (e.g. a DELETED of an unknown object).
   std::vector<std::string> ScriptErrors() const;

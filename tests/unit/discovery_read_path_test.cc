@@ -6,6 +6,7 @@
 #include "gpuattr/discovery/discovery.h"
 #include "gpuattr/discovery/query_api.h"
 #include "gpuattr/kube/api_client.h"
+#include "gpuattr/publish/discovery_metrics.h"
 #include "gpuattr/publish/families.h"
 #include "support/fake_transport.h"
 #include "support/pods.h"
@@ -243,6 +244,20 @@ TEST(ReadPath, TheMetricSaysWhichPath) {
                       "reason=\"preferred\"} 1"),
             std::string::npos)
       << text;
+}
+
+TEST(ReadPath, TheStatusPageSaysWhichPathAndWhy) {
+  Fixture f(/*above=*/3, /*nodes=*/4, "monitoring");
+  auto o = Cluster(4, "monitoring");
+  DiscoveryReport r = f.discovery->RunCycle(*f.fetcher, *o).report;
+  r.shard = "shard 1 of 3 owns 2 of 5 nodes";
+  const std::string page = publish::RenderDiscoverySection(r, 1700000000);
+  EXPECT_NE(page.find("GPU series read from a query API (preferred): 4 GPU nodes, more than 3 "
+                      "(discovery.query_api_above_gpu_nodes): the GPU series come from the "
+                      "trusted query API monitoring/prometheus-k8s:9090"),
+            std::string::npos)
+      << page;
+  EXPECT_NE(page.find("shard 1 of 3 owns 2 of 5 nodes"), std::string::npos);
 }
 
 }  // namespace
