@@ -1,5 +1,6 @@
 // Allocate: pods' requests, namespaces, GPU nodes and pending pods with hints, in one pure pass.
 #include <algorithm>
+#include <optional>
 
 #include "gpuattr/allocation/allocation.h"
 #include "gpuattr/allocation/dra.h"
@@ -33,6 +34,17 @@ std::vector<NamespaceAllocation> Namespaces(const std::vector<PodRequest>& holde
   return out;
 }
 
+// What a pod holding resources holds (its effective requests and its DRA devices); none when
+// it holds no tracked resource.
+std::optional<PodRequest> Held(const kube::Pod& pod, const DraView& dra) {
+  const kube::PodId id{pod.namespace_, pod.name};
+  ResourceCounts requested = EffectiveRequests(pod);
+  if (auto it = dra.pod_held.find(id); it != dra.pod_held.end())
+    for (const auto& [resource, count] : it->second) requested[resource] += count;
+  if (requested.empty()) return std::nullopt;
+  return PodRequest{id, pod.node_name, std::move(requested)};
+}
+
 }  // namespace
 
 Allocation Allocate(const AllocationInput& input) {
@@ -45,11 +57,7 @@ Allocation Allocate(const AllocationInput& input) {
   for (const auto& [key, pod] : objects.pods) {
     const kube::PodId id{pod.namespace_, pod.name};
     if (HoldsResources(pod)) {
-      ResourceCounts requested = EffectiveRequests(pod);
-      if (auto it = dra.pod_held.find(id); it != dra.pod_held.end())
-        for (const auto& [resource, count] : it->second) requested[resource] += count;
-      if (!requested.empty())
-        out.pods.push_back(PodRequest{id, pod.node_name, std::move(requested)});
+      if (auto held = Held(pod, dra)) out.pods.push_back(std::move(*held));
     } else if (IsUnscheduled(pod)) {
       ResourceCounts extended = EffectiveRequests(pod);
       PodClaims claims = ReadPodClaims(pod, objects);
@@ -77,7 +85,21 @@ Allocation Allocate(const AllocationInput& input) {
   std::map<kube::PodId, bool> idle;
   for (const attribution::Pod& p : input.attribution.pods)
     if (p.idle) idle[p.id] = *p.idle;
-  const Offer offer = SummariseOffer(out.node_resources, dra, out.pods, idle);
+  Offer offer;
+  if (input.offer_objects && !unscheduled.empty()) {
+    // One shard's objects: what the cluster offers is read from the whole cluster's objects.
+    const kube::ClusterObjects& all = *input.offer_objects;
+    const DraView all_dra = ReadDra(all);
+    std::vector<PodRequest> all_holders;
+    for (const auto& [key, pod] : all.pods)
+      if (HoldsResources(pod))
+        if (auto held = Held(pod, all_dra)) all_holders.push_back(std::move(*held));
+    const NodeView all_nodes = BuildNodes(all, input.attribution, all_dra, all_holders);
+    offer = SummariseOffer(all_nodes.node_resources, all_dra, all_holders, idle);
+  } else {
+    offer = SummariseOffer(out.node_resources, dra, out.pods, idle);
+  }
+  offer.idle_scope = input.idle_scope;
   for (Unscheduled& u : unscheduled) {
     u.pending.hint = HintFor(u.extended, u.wants, offer);
     out.pending.push_back(std::move(u.pending));

@@ -78,11 +78,12 @@ Hint Waiting(const std::string& resource, int64_t count, const Offer& offer) {
     message += " (a node has " + std::to_string(free) +
                " free: the pod may also wait for other resources, taints or affinity)";
   const size_t idle = IdleHolders(offer, resource);
+  const std::string where = offer.idle_scope.empty() ? "" : " on " + offer.idle_scope;
   if (idle == 0)
-    message += "; no idle pod holds " + shown + ".";
+    message += "; no idle pod" + where + " holds " + shown + ".";
   else
-    message += "; " + std::to_string(idle) + (idle == 1 ? " idle pod holds " : " idle pods hold ") +
-               shown + " (reclaimable capacity).";
+    message += "; " + std::to_string(idle) + (idle == 1 ? " idle pod" : " idle pods") + where +
+               (idle == 1 ? " holds " : " hold ") + shown + " (reclaimable capacity).";
   return Hint{resource, "waiting_for_free_device", std::move(message)};
 }
 

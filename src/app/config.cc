@@ -56,6 +56,15 @@ Result<milliseconds> ParsePositiveDuration(std::string_view text) {
   return d;
 }
 
+Result<std::string> ParseClusterName(std::string_view text) {
+  std::string_view s = Trim(text);
+  if (s.empty()) return Invalid("empty cluster name");
+  for (unsigned char c : s)
+    if (c < 0x20 || c == 0x7f)
+      return Invalid("cluster name " + Quote(s) + " holds a control character");
+  return std::string(s);
+}
+
 // Reads the YAML file into `cfg`, checking every key. Messages: "FILE: KEY: problem".
 class FileLoader {
  public:
@@ -142,13 +151,21 @@ class FileLoader {
 
   Status LoadRoot(const YAML::Node& root) {
     if (Status s = CheckMap(root, "",
-                            {"kubeconfig", "clusters", "interval", "web", "targets", "log",
-                             "state_file", "scrape", "idle", "discovery"});
+                            {"kubeconfig", "clusters", "cluster_name", "interval", "web", "targets",
+                             "log", "state_file", "scrape", "idle", "discovery"});
         !s)
       return s;
     if (root.IsNull()) return Status::Ok();
     if (Status s = StringField(root, "", "kubeconfig", cfg_.kubeconfig); !s) return s;
     if (Status s = LoadClusters(root); !s) return s;
+    if (Status s = Field(root, "", "cluster_name", cfg_.cluster_name,
+                         [](const std::string& v) {
+                           // "" keeps the default, as in the example file.
+                           return Trim(v).empty() ? Result<std::string>(std::string())
+                                                  : ParseClusterName(v);
+                         });
+        !s)
+      return s;
     if (Status s = Field(root, "", "interval", cfg_.interval, ParsePositiveDuration); !s) return s;
     if (Status s = LoadWeb(root["web"]); !s) return s;
     if (Status s = LoadTargets(root); !s) return s;
@@ -271,9 +288,14 @@ class FileLoader {
 
   Status LoadDiscovery(const YAML::Node& n) {
     if (!n.IsDefined()) return Status::Ok();
-    if (Status s =
-            CheckMap(n, "discovery",
-                     {"cache", "not_inference_cache", "error_cache", "inference_probes_per_cycle"});
+    if (Status s = CheckMap(n, "discovery",
+                            {"cache", "not_inference_cache", "error_cache",
+                             "inference_probes_per_cycle", "query_api_above_gpu_nodes"});
+        !s)
+      return s;
+    if (Status s = Field(n, "discovery", "query_api_above_gpu_nodes",
+                         cfg_.discovery.query_api_above_gpu_nodes,
+                         [](const std::string& v) { return ParseInt(v, 0, 1'000'000); });
         !s)
       return s;
     if (Status s = Field(n, "discovery", "inference_probes_per_cycle",
@@ -293,6 +315,41 @@ class FileLoader {
   std::string file_;
   Config& cfg_;
 };
+
+// --shard I --total-shards N, or --pod NAME --total-shards N (kube-state-metrics' flags).
+Status ApplyShardFlags(const CommandLine& f, ShardConfig& shard) {
+  if (!f.shard && !f.pod && !f.total_shards) return Status::Ok();
+  if (f.shard && f.pod)
+    return Invalid(
+        "--shard and --pod both give the shard: use one (--pod takes it from the pod "
+        "name's ordinal)");
+  if (!f.total_shards)
+    return Invalid(std::string(f.shard ? "--shard" : "--pod") +
+                   " needs --total-shards N (the number of shards)");
+  auto total = ParseInt(*f.total_shards, 1, 1024);
+  if (!total.ok()) return Invalid("--total-shards: " + total.error().message);
+  shard.total = static_cast<uint32_t>(*total);
+  if (f.shard) {
+    auto index = ParseInt(*f.shard, 0, *total - 1);
+    if (!index.ok())
+      return Invalid("--shard: " + index.error().message + " (shards are numbered 0 to " +
+                     "--total-shards - 1)");
+    shard.index = static_cast<uint32_t>(*index);
+  } else if (f.pod) {
+    auto ordinal = PodOrdinal(*f.pod);
+    if (!ordinal.ok()) return Invalid("--pod: " + ordinal.error().message);
+    if (*ordinal >= shard.total)
+      return Invalid("--pod " + Quote(*f.pod) + ": ordinal " + std::to_string(*ordinal) +
+                     " is not below --total-shards " + std::to_string(shard.total) +
+                     " (set --total-shards to the StatefulSet's replicas)");
+    shard.index = *ordinal;
+    shard.pod = *f.pod;
+  } else if (shard.total > 1) {
+    return Invalid("--total-shards " + std::to_string(shard.total) +
+                   " needs --shard I or --pod NAME (which shard this process is)");
+  }
+  return Status::Ok();
+}
 
 // Flags win over the file. Each message names the flag.
 Status ApplyFlags(const CommandLine& f, Config& cfg) {
@@ -336,6 +393,12 @@ Status ApplyFlags(const CommandLine& f, Config& cfg) {
     cfg.log_level = *l;
   }
   if (f.state_file) cfg.state_file = *f.state_file;
+  if (f.cluster_name) {
+    auto name = ParseClusterName(*f.cluster_name);
+    if (!name.ok()) return bad("cluster.name", name.error());
+    cfg.cluster_name = std::move(*name);
+  }
+  if (Status s = ApplyShardFlags(f, cfg.shard); !s) return s;
   cfg.once = f.once;
   return Status::Ok();
 }
@@ -449,6 +512,28 @@ Result<ListenAddress> ParseListenAddress(std::string_view text) {
   return out;
 }
 
+Result<uint32_t> PodOrdinal(std::string_view pod) {
+  const std::string shown = Quote(pod);
+  if (pod.find("$(") != std::string_view::npos)
+    return Invalid(shown +
+                   " is not a pod name: a variable was not expanded (set POD_NAME from "
+                   "the downward API: fieldRef metadata.name)");
+  size_t dash = pod.rfind('-');
+  if (dash == std::string_view::npos)
+    return Invalid(shown + " has no '-': expected a StatefulSet pod name such as gpuattr-2");
+  std::string_view digits = pod.substr(dash + 1);
+  if (digits.empty() || !std::all_of(digits.begin(), digits.end(),
+                                     [](unsigned char c) { return std::isdigit(c) != 0; }))
+    return Invalid(shown +
+                   ": no ordinal after the last '-' (expected a StatefulSet pod name "
+                   "such as gpuattr-2)");
+  uint32_t n = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (ec != std::errc() || end != digits.data() + digits.size())
+    return Invalid(shown + ": ordinal " + Quote(digits) + " is too large");
+  return n;
+}
+
 Result<Config> LoadConfig(const CommandLine& flags, std::string_view file_name,
                           std::string_view file_text) {
   Config cfg;
@@ -460,6 +545,11 @@ Result<Config> LoadConfig(const CommandLine& flags, std::string_view file_name,
   if (Status s = CheckClusterLabels(cfg, file_name); !s) return s;
   if (Status s = ApplyFlags(flags, cfg); !s) return s;
   if (Status s = CheckClusterLabels(cfg, ""); !s) return s;
+  if (!cfg.cluster_name.empty() && cfg.clusters.size() > 1)
+    return Invalid((flags.cluster_name ? std::string("--cluster.name")
+                                       : std::string(file_name) + ": cluster_name") +
+                   " names one cluster, but " + std::to_string(cfg.clusters.size()) +
+                   " are configured: give each its `name` under clusters instead");
   return cfg;
 }
 

@@ -95,10 +95,29 @@ publish::CycleResult KubeClusterSession::RunCycle() {
     CycleInput input;
     input.cluster = cluster_;
     input.objects = cache_->Snapshot();
-    discovery::DiscoveryResult found = discovery_.RunCycle(*fetcher_, *input.objects, &stop_);
+    const kube::Shard& shard = options_.shard;
+    if (shard.sharded()) {
+      // Discovery and the stages see only this shard's share; the whole snapshot stays for the
+      // GPU-node count of the read-path choice and for pending pods' hints.
+      if (shard_of_ != input.objects) {
+        shard_view_ =
+            std::make_shared<const kube::ClusterObjects>(kube::ShardObjects(*input.objects, shard));
+        shard_of_ = input.objects;
+      }
+      input.shard = shard;
+      input.cluster_objects = std::move(input.objects);
+      input.objects = shard_view_;
+    }
+    discovery::DiscoveryResult found =
+        discovery_.RunCycle(*fetcher_, *input.objects, &stop_, input.cluster_objects.get());
     for (std::string& e : found.errors) AddUnique(result.errors, std::move(e));
+    if (shard.sharded())
+      found.report.shard = "shard " + std::to_string(shard.index) + " of " +
+                           std::to_string(shard.total) + " owns " +
+                           std::to_string(input.objects->nodes.size()) + " of " +
+                           std::to_string(input.cluster_objects->nodes.size()) + " nodes";
     result.discovery = std::make_shared<const discovery::DiscoveryReport>(std::move(found.report));
-    input.readings = std::move(found.readings);
+    input.readings = OwnedReadings(std::move(found.readings), shard);
     input.now_unix = UnixSeconds(clock_.WallNow());
     input.now = clock_.Now();
     if (options_.observe_input) options_.observe_input(input);

@@ -20,6 +20,10 @@ Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
       ("once", po::bool_switch(&cl.once))                              //
       ("log.level", po::value<std::string>())                          //
       ("state.file", po::value<std::string>())                         //
+      ("cluster.name", po::value<std::string>())                       //
+      ("shard", po::value<std::string>())                              //
+      ("total-shards", po::value<std::string>())                       //
+      ("pod", po::value<std::string>())                                //
       ("version", po::bool_switch(&cl.version))                        //
       ("help,h", po::bool_switch(&cl.help));
   po::variables_map vm;
@@ -42,6 +46,10 @@ Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
   cl.interval = opt("interval");
   cl.log_level = opt("log.level");
   cl.state_file = opt("state.file");
+  cl.cluster_name = opt("cluster.name");
+  cl.shard = opt("shard");
+  cl.total_shards = opt("total-shards");
+  cl.pod = opt("pod");
   if (vm.count("context")) cl.contexts = vm["context"].as<std::vector<std::string>>();
   if (vm.count("target")) cl.targets = vm["target"].as<std::vector<std::string>>();
   return cl;
@@ -59,6 +67,12 @@ that already run in your Kubernetes clusters (dcgm-exporter, per-process exporte
 through the kube-apiserver pod proxy, joins them with pods, nodes and DRA claims, and serves
 per-device, per-pod and per-namespace GPU series on a local /metrics for Prometheus.
 Nothing is installed in the cluster; every request is a read made with your own credentials.
+
+In a pod (in-cluster mode): with no kubeconfig at all (no --kubeconfig, no file in $KUBECONFIG,
+no ~/.kube/config) and KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT set, gpuattr reads
+the cluster it runs in with its service account: the token (re-read every minute and after a
+401, as it rotates) and the CA from /var/run/secrets/kubernetes.io/serviceaccount/
+($GPUATTR_SERVICE_ACCOUNT_DIR replaces that folder). Manifests: config/kubernetes/.
 
 Usage:
   gpuattr [flags]
@@ -93,6 +107,22 @@ Flags (a flag overrides the same setting in the config file):
                              Default: $XDG_STATE_HOME/gpuattr/state.json, else
                              ~/.local/state/gpuattr/state.json.
                              Example: --state.file /var/lib/gpuattr/state.json
+  --cluster.name NAME        the `cluster` label. In the cluster: the name of the cluster
+                             gpuattr runs in. With a kubeconfig: the label of the one cluster
+                             read, instead of its context name. Same as `cluster_name` in the
+                             file. Default: in-cluster (in a pod), else the context name.
+                             Example: --cluster.name prod-eu
+  --shard I                  with --total-shards N: be shard I (0 <= I < N), as kube-state-metrics
+                             shards. Shard I reads only the nodes whose name hashes (FNV-1a 64)
+                             to I mod N, and publishes their devices, pods and node series;
+                             shard 0 also publishes the pending pods. Namespace series are the
+                             shard's share: sum them across shards.
+                             Example: --shard 1 --total-shards 3
+  --total-shards N           the number of shards. Default: 1 (not sharded).
+  --pod NAME                 with --total-shards N: take the shard from the ordinal after the
+                             last '-' of this StatefulSet pod's name (gpuattr-2 -> shard 2). Give
+                             it the pod's own name: --pod=$(POD_NAME), POD_NAME from the
+                             downward API (metadata.name).
   --version                  print the version and exit.
   -h, --help                 print this help and exit.
 

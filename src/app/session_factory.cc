@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "gpuattr/kube/http_transport.h"
+#include "gpuattr/kube/in_cluster.h"
 #include "gpuattr/kube/kubeconfig.h"
 #include "gpuattr/ledger/state_path.h"
 #include "gpuattr/util/log.h"
@@ -36,6 +37,9 @@ KubeSessionOptions SessionOptionsFromConfig(const Config& config) {
   o.discovery.query_api.ttl = config.discovery.cache;
   o.discovery.query_api.query_timeout = config.scrape.timeout;
   o.discovery.query_api.max_body_bytes = static_cast<size_t>(config.scrape.max_body_bytes);
+  o.discovery.query_api.prefer_above_gpu_nodes =
+      static_cast<size_t>(std::max(0, config.discovery.query_api_above_gpu_nodes));
+  o.shard = kube::Shard{config.shard.index, config.shard.total};
   o.stages.attribution.idle_utilization_below = config.idle.utilization_below;
   o.stages.attribution.idle_memory_at_least_bytes =
       static_cast<double>(config.idle.memory_at_least_bytes);
@@ -57,10 +61,24 @@ std::shared_ptr<ledger::StateFile> OpenStateFile(const Config& config) {
   return ledger::StateFile::Open(std::move(*path), /*writable=*/!config.once);
 }
 
-Result<SessionList> MakeKubeSessions(const Config& config) {
-  const kube::KubeconfigSource source = kube::KubeconfigSource::FromEnvironment(config.kubeconfig);
-  KubeSessionOptions options = SessionOptionsFromConfig(config);
-  std::vector<std::pair<std::string, std::unique_ptr<kube::Transport>>> clusters;
+Result<std::vector<LabelledConnection>> ClusterConnections(const Config& config,
+                                                           const kube::KubeconfigSource& source,
+                                                           const kube::InClusterEnv& env) {
+  std::vector<LabelledConnection> out;
+  if (kube::NoKubeconfig(source) && env.InPod()) {
+    // In-cluster mode, as client-go decides it: no kubeconfig anywhere, and in a pod.
+    if (!config.clusters.empty())
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "in-cluster mode (no kubeconfig, KUBERNETES_SERVICE_HOST set) reads only "
+                       "the cluster gpuattr runs in: drop --context and `clusters`, or give a "
+                       "kubeconfig with --kubeconfig");
+    const std::string label =
+        config.cluster_name.empty() ? std::string(kInClusterName) : config.cluster_name;
+    auto conn = kube::InClusterConnection(env, label);
+    if (!conn.ok()) return conn.error();
+    out.push_back({label, std::move(*conn)});
+    return out;
+  }
   for (const ClusterConfig& cluster : EffectiveClusters(config)) {
     std::vector<std::string> contexts;
     if (!cluster.context.empty()) contexts.push_back(cluster.context);
@@ -69,14 +87,40 @@ Result<SessionList> MakeKubeSessions(const Config& config) {
     if (conns->empty())
       return MakeError(ErrorCode::kNotFound,
                        "kubeconfig: no context selected for cluster \"" + cluster.Label() + "\"");
-    const kube::ClusterConnection& conn = conns->front();
+    std::string label = !config.cluster_name.empty() ? config.cluster_name
+                        : cluster.name.empty()       ? conns->front().context_name
+                                                     : cluster.name;
+    out.push_back({std::move(label), std::move(conns->front())});
+  }
+  return out;
+}
+
+Result<SessionList> MakeKubeSessions(const Config& config) {
+  const kube::KubeconfigSource source = kube::KubeconfigSource::FromEnvironment(config.kubeconfig);
+  KubeSessionOptions options = SessionOptionsFromConfig(config);
+  auto conns = ClusterConnections(config, source, kube::InClusterEnv::FromEnvironment());
+  if (!conns.ok()) return conns.error();
+  std::vector<std::pair<std::string, std::unique_ptr<kube::Transport>>> clusters;
+  for (const LabelledConnection& c : *conns) {
+    if (c.connection.in_cluster)
+      log::Info(
+          "in-cluster mode: no kubeconfig; reading the cluster gpuattr runs in with its "
+          "service account",
+          {{"cluster", c.label},
+           {"server", c.connection.server},
+           {"token_file", c.connection.token_file},
+           {"ca_file", c.connection.ca_file}});
     kube::TransportOptions topts;
     topts.max_idle_clients = options.discovery.scrape.concurrency;
-    auto transport = kube::MakeTransport(conn, topts);
+    auto transport = kube::MakeTransport(c.connection, topts);
     if (!transport.ok()) return transport.error();
-    clusters.emplace_back(cluster.name.empty() ? conn.context_name : cluster.name,
-                          std::move(*transport));
+    clusters.emplace_back(c.label, std::move(*transport));
   }
+  if (config.shard.total > 1)
+    log::Info("sharded: reading only the nodes whose name hashes (FNV-1a 64) to this shard",
+              {{"shard", std::to_string(config.shard.index)},
+               {"total_shards", std::to_string(config.shard.total)},
+               {"pod", config.shard.pod}});
   // Only once every cluster is usable: a bad kubeconfig must not touch the state file.
   options.state_file = OpenStateFile(config);
   SessionList out;

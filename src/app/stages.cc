@@ -7,13 +7,38 @@
 
 namespace gpuattr::app {
 
+std::vector<sources::ExporterReadings> OwnedReadings(std::vector<sources::ExporterReadings> all,
+                                                     const kube::Shard& shard) {
+  if (!shard.sharded()) return all;
+  std::vector<sources::ExporterReadings> out;
+  for (sources::ExporterReadings& r : all)
+    if (kube::OwnsNode(shard, r.node)) out.push_back(std::move(r));
+  return out;
+}
+
+CycleInput ShardInput(const CycleInput& whole, const kube::Shard& shard) {
+  CycleInput in = whole;
+  in.shard = shard;
+  if (!shard.sharded()) return in;
+  in.cluster_objects = whole.objects;
+  in.objects =
+      std::make_shared<const kube::ClusterObjects>(kube::ShardObjects(*whole.objects, shard));
+  in.readings = OwnedReadings(whole.readings, shard);
+  return in;
+}
+
 publish::CycleOutput RunStages(const CycleInput& input, StageState& state,
                                const StageParams& params) {
   const kube::ClusterObjects& objects = *input.objects;
   publish::CycleOutput out;
   out.attribution =
       attribution::Attribute({input.cluster, objects, input.readings, params.attribution});
-  out.allocation = allocation::Allocate({input.cluster, objects, out.attribution, input.now_unix});
+  allocation::AllocationInput alloc{input.cluster, objects, out.attribution, input.now_unix};
+  if (input.shard.sharded() && input.cluster_objects) {
+    alloc.offer_objects = input.cluster_objects.get();
+    alloc.idle_scope = "shard " + std::to_string(input.shard.index) + "'s nodes";
+  }
+  out.allocation = allocation::Allocate(alloc);
 
   std::vector<health::DeviceState> states;
   states.reserve(out.attribution.devices.size());

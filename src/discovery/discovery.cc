@@ -102,7 +102,8 @@ Discovery::Discovery(std::string cluster, DiscoveryOptions options, Clock& clock
       query_api_(options_.query_api) {}
 
 DiscoveryResult Discovery::RunCycle(scrape::Fetcher& fetcher, const kube::ClusterObjects& objects,
-                                    const StopSignal* stop) {
+                                    const StopSignal* stop,
+                                    const kube::ClusterObjects* whole_cluster) {
   DiscoveryResult out;
   const auto now = clock_.Now();
   const double now_unix = UnixSeconds(clock_.WallNow());
@@ -117,7 +118,31 @@ DiscoveryResult Discovery::RunCycle(scrape::Fetcher& fetcher, const kube::Cluste
     current = MergeCandidates(MergeCandidates(std::move(scan.exporters), std::move(scan.inference)),
                               std::move(current));
   }
+
+  // The read path: on a large cluster a trusted query API holding the GPU series replaces the
+  // GPU exporters' proxy GETs (pinned exporter pods are still read; they win for their nodes).
+  ReadPathFacts path{CountGpuNodes(whole_cluster ? *whole_cluster : objects),
+                     options_.query_api.prefer_above_gpu_nodes,
+                     {},
+                     {}};
+  QueryApiResult api;
+  bool api_ran = false;
+  if (PreferQueryApi(path.gpu_nodes, path.above_gpu_nodes) && presence.present) {
+    api = query_api_.RunCycle(fetcher, objects, options_.pins.services, now, now_unix, stop,
+                              /*trusted_only=*/true);
+    api_ran = true;
+    if (!api.chosen.empty() && !api.readings.empty()) path.preferred_api = api.chosen;
+  }
+  const size_t candidates = current.size();
+  if (!path.preferred_api.empty())
+    std::erase_if(current,
+                  [](const Candidate& c) { return c.role == Role::kExporter && !c.pinned; });
   std::vector<Read> reads = PlanReads(current, now, out.report);
+  if (!path.preferred_api.empty())
+    std::erase_if(reads, [](const Read& r) {
+      return !r.candidate.pinned &&
+             (r.kind == sources::BodyKind::kDcgm || r.kind == sources::BodyKind::kProcess);
+    });
 
   // Fetch: pins and exporters first, then inference servers (each group in key order), so that a
   // cycle's exporters are never queued behind inference probes.
@@ -133,22 +158,38 @@ DiscoveryResult Discovery::RunCycle(scrape::Fetcher& fetcher, const kube::Cluste
 
   // The query-API fallback, decided cluster-wide: only when no dcgm/process exporter pod answered
   // this cycle, and (as for probes) only on a GPU cluster unless a service is pinned.
-  const bool exporter_answered = std::any_of(reads.begin(), reads.end(), [](const Read& r) {
+  const auto gpu_exporter_up = [](const Read& r) {
     return r.done && r.read && r.up() &&
            (r.kind == sources::BodyKind::kDcgm || r.kind == sources::BodyKind::kProcess);
-  });
-  QueryApiResult fallback;
-  if (!exporter_answered && (presence.present || !options_.pins.services.empty()))
-    fallback = query_api_.RunCycle(fetcher, objects, options_.pins.services, now, now_unix, stop);
-  for (std::string& e : fallback.errors) AddError(out.errors, std::move(e));
+  };
+  const bool exporter_answered = std::any_of(reads.begin(), reads.end(), gpu_exporter_up);
+  if (path.preferred_api.empty() && !exporter_answered &&
+      (presence.present || !options_.pins.services.empty()) && !(api_ran && !api.chosen.empty())) {
+    api = query_api_.RunCycle(fetcher, objects, options_.pins.services, now, now_unix, stop);
+    if (!api.chosen.empty() && !api.readings.empty()) path.fallback_api = api.chosen;
+  }
+  for (std::string& e : api.errors) AddError(out.errors, std::move(e));
+  if (!path.preferred_api.empty()) {
+    // A pinned exporter pod that answered is fresher than the query API for its node.
+    std::set<std::string> pinned_nodes;
+    for (const Read& r : reads)
+      if (r.candidate.pinned && gpu_exporter_up(r)) pinned_nodes.insert(r.candidate.node);
+    std::erase_if(api.readings, [&](const sources::ExporterReadings& e) {
+      return pinned_nodes.count(e.node) > 0;
+    });
+  }
 
-  BuildReport(objects, presence, pinned, current.size(), fallback, out);
+  BuildReport(objects, presence, pinned, candidates, api, out);
+  const ReadPathChoice choice = DescribeReadPath(path);
+  out.report.read_path = std::string(ReadPathName(choice.path));
+  out.report.read_path_reason = choice.reason;
+  out.report.read_path_detail = choice.detail;
   // Readings: the pods' in key order, then the query API's (per node and kind).
   for (Read& r : reads)
     if (r.done && r.read && r.up())
       out.readings.push_back(
           {r.candidate.namespace_, r.candidate.pod, r.candidate.node, std::move(*r.body.readings)});
-  for (sources::ExporterReadings& e : fallback.readings) out.readings.push_back(std::move(e));
+  for (sources::ExporterReadings& e : api.readings) out.readings.push_back(std::move(e));
   return out;
 }
 

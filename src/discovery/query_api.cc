@@ -267,22 +267,26 @@ ProbeVerdict JudgeQueryApiProbe(const QueryApiCandidate& candidate, const scrape
 QueryApiResult QueryApiFallback::RunCycle(scrape::Fetcher& fetcher,
                                           const kube::ClusterObjects& objects,
                                           const std::vector<ServicePin>& pins, TimePoint now,
-                                          double now_unix, const StopSignal* stop) {
+                                          double now_unix, const StopSignal* stop,
+                                          bool trusted_only) {
   QueryApiResult out;
   out.searched = true;
-  const std::vector<QueryApiCandidate> candidates = QueryApiCandidates(objects, pins);
-  out.candidates = candidates.size();
+  std::vector<QueryApiCandidate> candidates = QueryApiCandidates(objects, pins);
 
   // Forget services that are gone (or whose port changed).
   std::set<std::string> keys;
   for (const auto& c : candidates) keys.insert(c.Key());
   for (auto it = entries_.begin(); it != entries_.end();)
     it = keys.count(it->first) ? std::next(it) : entries_.erase(it);
+  if (trusted_only)
+    std::erase_if(candidates,
+                  [this](const QueryApiCandidate& c) { return !TrustedQueryApi(c, options_); });
+  out.candidates = candidates.size();
 
   probed_now_.clear();
   const QueryApiCandidate* chosen = Choose(fetcher, candidates, now, now_unix, stop, out);
   if (chosen && !(stop && stop->stopped())) Query(fetcher, *chosen, objects, now, out);
-  Report(candidates, pins, out);
+  Report(candidates, pins, trusted_only, out);
   return out;
 }
 
@@ -375,7 +379,8 @@ void QueryApiFallback::Query(scrape::Fetcher& fetcher, const QueryApiCandidate& 
 // What the status page shows: pins whose probe failed (query APIs that are down; unpinned failures
 // are only probes), every cached verdict, and a note per pin.
 void QueryApiFallback::Report(const std::vector<QueryApiCandidate>& candidates,
-                              const std::vector<ServicePin>& pins, QueryApiResult& out) const {
+                              const std::vector<ServicePin>& pins, bool preferred,
+                              QueryApiResult& out) const {
   for (const auto& c : candidates) {
     if (!c.pinned || c.Key() == out.chosen) continue;
     auto it = entries_.find(c.Key());
@@ -398,7 +403,9 @@ void QueryApiFallback::Report(const std::vector<QueryApiCandidate>& candidates,
     const std::string key = ServiceKey(pin.namespace_, pin.service, pin.port);
     std::string note;
     if (key == out.chosen)
-      note = "queried: no exporter pod answers, so GPU series come from this query API";
+      note = preferred ? "queried: on this large cluster the GPU series come from this query API "
+                         "instead of one proxy GET per exporter"
+                       : "queried: no exporter pod answers, so GPU series come from this query API";
     else if (auto it = entries_.find(key); it != entries_.end())
       note =
           std::string(OutcomeName(it->second.verdict.outcome)) + ": " + it->second.verdict.reason;
@@ -407,6 +414,73 @@ void QueryApiFallback::Report(const std::vector<QueryApiCandidate>& candidates,
              " query-API probes per cycle)";
     out.pin_notes[pin.text] = note;
   }
+}
+
+}  // namespace gpuattr::discovery
+
+namespace gpuattr::discovery {
+
+bool TrustedQueryApi(const QueryApiCandidate& candidate, const QueryApiOptions& options) {
+  if (candidate.pinned) return true;
+  const auto& ns = options.trusted_namespaces;
+  return std::find(ns.begin(), ns.end(), candidate.namespace_) != ns.end();
+}
+
+size_t CountGpuNodes(const kube::ClusterObjects& objects) {
+  std::set<std::string_view> nodes;
+  auto nvidia = [](const kube::ResourceList& list) {
+    return std::any_of(list.begin(), list.end(),
+                       [](const auto& kv) { return kv.first.starts_with("nvidia.com/"); });
+  };
+  for (const auto& [name, node] : objects.nodes)
+    if (nvidia(node.capacity) || nvidia(node.allocatable)) nodes.insert(name);
+  for (const auto& [name, slice] : objects.resource_slices)
+    if (slice.driver == "gpu.nvidia.com" && !slice.node_name.empty() && !slice.devices.empty())
+      nodes.insert(slice.node_name);
+  return nodes.size();
+}
+
+bool PreferQueryApi(size_t gpu_nodes, size_t above_gpu_nodes) {
+  return above_gpu_nodes > 0 && gpu_nodes > above_gpu_nodes;
+}
+
+std::string_view ReadPathName(ReadPath path) {
+  return path == ReadPath::kQueryApi ? "query_api" : "exporters";
+}
+
+ReadPathChoice DescribeReadPath(const ReadPathFacts& f) {
+  const std::string nodes =
+      std::to_string(f.gpu_nodes) + " GPU node" + (f.gpu_nodes == 1 ? "" : "s");
+  const std::string limit =
+      std::to_string(f.above_gpu_nodes) + " (discovery.query_api_above_gpu_nodes)";
+  ReadPathChoice c;
+  if (!f.preferred_api.empty()) {
+    c.path = ReadPath::kQueryApi;
+    c.reason = "preferred";
+    c.detail = nodes + ", more than " + limit +
+               ": the GPU series come from the trusted query API " + f.preferred_api +
+               ", one query per cycle instead of a proxy GET per exporter";
+    return c;
+  }
+  if (!f.fallback_api.empty()) {
+    c.path = ReadPath::kQueryApi;
+    c.reason = "fallback";
+    c.detail = "no exporter pod answered: the GPU series come from the query API " + f.fallback_api;
+    return c;
+  }
+  if (f.above_gpu_nodes == 0) {
+    c.reason = "disabled";
+    c.detail = nodes + "; discovery.query_api_above_gpu_nodes is 0: one proxy GET per exporter";
+  } else if (!PreferQueryApi(f.gpu_nodes, f.above_gpu_nodes)) {
+    c.reason = "below_threshold";
+    c.detail = nodes + ", at most " + limit + ": one proxy GET per exporter";
+  } else {
+    c.reason = "no_trusted_query_api";
+    c.detail = nodes + ", more than " + limit +
+               ", but no trusted query API answered with the GPU series: one proxy GET per "
+               "exporter (pin one with --target ns/svc/name:port)";
+  }
+  return c;
 }
 
 }  // namespace gpuattr::discovery

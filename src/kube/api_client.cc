@@ -44,7 +44,7 @@ std::string GrantFor(const RequestKind& kind) {
   }
   if (kind.resource == "discovery") return "get on the non-resource URLs /api and /apis";
   if (kind.resource.find('/') != std::string::npos) return "get on " + qualified;
-  return "get/list/watch on " + qualified;
+  return "list/watch on " + qualified;  // gpuattr never GETs a single object
 }
 
 std::string Scope(const RequestKind& kind) {

@@ -45,20 +45,21 @@ Result<AuthMaterial> Credentials::Current() {
 
 Result<AuthMaterial> Credentials::FromTokenFile(std::chrono::system_clock::time_point now) {
   if (!file_read_at_ || now - *file_read_at_ >= options_.token_file_period) {
+    // Messages name where the token file came from: the kubeconfig user, or the pod's service
+    // account (in-cluster mode).
+    const std::string what = conn_.in_cluster ? "in-cluster: the service account's token"
+                                              : "user \"" + conn_.user_name + "\" in kubeconfig " +
+                                                    conn_.user_source + ": tokenFile";
     std::ifstream in(conn_.token_file, std::ios::binary);
     if (!in) {
       return MakeError(ErrorCode::kUnauthenticated,
-                       "user \"" + conn_.user_name + "\" in kubeconfig " + conn_.user_source +
-                           ": tokenFile: cannot read " + conn_.token_file + ": " +
-                           std::strerror(errno));
+                       what + ": cannot read " + conn_.token_file + ": " + std::strerror(errno));
     }
     std::ostringstream ss;
     ss << in.rdbuf();
     std::string token(Trim(ss.str()));
     if (token.empty()) {
-      return MakeError(ErrorCode::kUnauthenticated,
-                       "user \"" + conn_.user_name + "\" in kubeconfig " + conn_.user_source +
-                           ": tokenFile " + conn_.token_file + " is empty");
+      return MakeError(ErrorCode::kUnauthenticated, what + " " + conn_.token_file + " is empty");
     }
     file_token_ = std::move(token);
     file_read_at_ = now;

@@ -74,14 +74,14 @@ Labels NodeLabels(const std::string& cluster, const std::string& node) {
   return Labels{{"cluster", cluster}, {"node", node}};
 }
 
-Labels WithResource(Labels l, const std::string& resource) {
+Labels WithResource(Labels l, std::string_view resource) {
   l.emplace("resource", resource);
   return l;
 }
 
-void AddCount(FamilyWriter& w, const FamilySpec& spec, Labels labels,
+void AddCount(FamilyWriter& w, const FamilySpec& spec, const Labels& labels,
               const std::optional<int64_t>& value) {
-  if (value) w.Add(spec, std::move(labels), static_cast<double>(*value));
+  if (value) w.Add(spec, labels, static_cast<double>(*value));
 }
 
 }  // namespace

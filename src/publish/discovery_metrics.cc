@@ -25,8 +25,14 @@ constexpr FamilySpec kCandidates{
     "no_port (never probed: no declared port nor prometheus.io/port annotation) and waiting "
     "(not probed yet: the per-cycle inference probe budget)."};
 
-constexpr FamilySpec kSpecs[] = {kExporterUp, kScrapeDuration, kScrapeBytes, kParseErrors,
-                                 kCandidates};
+constexpr FamilySpec kReadPath{
+    "gpuattr_discovery_read_path", MetricType::Gauge,
+    "1 for how the latest cycle read the GPU series: path=\"exporters\" (one pod-proxy GET per "
+    "exporter) or path=\"query_api\" (a Prometheus-compatible query API), and why (reason: "
+    "below_threshold, disabled, preferred, no_trusted_query_api, fallback)."};
+
+constexpr FamilySpec kSpecs[] = {kExporterUp,  kScrapeDuration, kScrapeBytes,
+                                 kParseErrors, kCandidates,     kReadPath};
 
 std::string Ago(double then, double now) {
   if (then <= 0) return "never";
@@ -56,6 +62,12 @@ void AddDiscoveryFamilies(const discovery::DiscoveryReport& report, FamilyWriter
   for (const auto& [outcome, n] : report.outcome_counts)
     writer.Add(kCandidates, {{"cluster", report.cluster}, {"outcome", outcome}},
                static_cast<double>(n));
+  if (!report.read_path_reason.empty())
+    writer.Add(kReadPath,
+               {{"cluster", report.cluster},
+                {"path", report.read_path},
+                {"reason", report.read_path_reason}},
+               1);
 }
 
 std::string RenderDiscoverySection(const discovery::DiscoveryReport& report, double now_unix) {
@@ -66,6 +78,11 @@ std::string RenderDiscoverySection(const discovery::DiscoveryReport& report, dou
                   std::to_string(report.probed_this_cycle) + " probed this cycle. " +
                   (report.gpu_present ? "GPU presence: " : "Not probing: ") +
                   HtmlEscape(report.gpu_presence) + "</p>\n";
+  if (!report.read_path_reason.empty())
+    h += "<p>GPU series read from " +
+         std::string(report.read_path == "query_api" ? "a query API" : "the exporters") + " (" +
+         HtmlEscape(report.read_path_reason) + "): " + HtmlEscape(report.read_path_detail) +
+         (report.shard.empty() ? "" : ". " + HtmlEscape(report.shard)) + "</p>\n";
   h += "<p>" + std::to_string(report.skipped_no_port) +
        " pods skipped: no declared port and no prometheus.io/port annotation (never probed). " +
        std::to_string(report.waiting_first_probe) +

@@ -1,6 +1,7 @@
 #include "gpuattr/publish/families.h"
 
-#include <prometheus/text_serializer.h>
+#include <stdexcept>
+#include <string>
 
 #include "gpuattr/publish/allocation.h"
 #include "gpuattr/publish/devices.h"
@@ -10,6 +11,7 @@
 #include "gpuattr/publish/namespaces.h"
 #include "gpuattr/publish/node_power.h"
 #include "gpuattr/publish/pods.h"
+#include "gpuattr/publish/text_writer.h"
 
 namespace gpuattr::publish {
 namespace {
@@ -36,29 +38,49 @@ constexpr const FamilyGroup* kGroups[] = {
 
 std::span<const FamilyGroup* const> FamilyGroups() { return kGroups; }
 
-void FamilyWriter::Declare(const FamilySpec& spec) {
-  if (index_.count(spec.name)) return;
+bool Labels::emplace(std::string_view name, std::string_view value) {
+  size_t at = size_;  // insertion point that keeps the names sorted
+  while (at > 0 && items_[at - 1].name > name) --at;
+  if (at > 0 && items_[at - 1].name == name) return false;
+  if (size_ == kMax)
+    throw std::length_error("a series has more than " + std::to_string(kMax) +
+                            " labels (adding \"" + std::string(name) + "\")");
+  for (size_t i = size_; i > at; --i) items_[i] = items_[i - 1];
+  items_[at] = Label(name, value);
+  ++size_;
+  return true;
+}
+
+FamilyCollector::FamilyCollector(std::span<const FamilyGroup* const> groups) {
+  for (const FamilyGroup* g : groups)
+    for (const FamilySpec& spec : g->families) Declare(spec);
+}
+
+size_t FamilyCollector::Declare(const FamilySpec& spec) {
+  if (auto it = index_.find(spec.name); it != index_.end()) return it->second;
   prometheus::MetricFamily f;
   f.name = std::string(spec.name);
   f.help = std::string(spec.help);
   f.type = spec.type;
   index_.emplace(spec.name, families_.size());
   families_.push_back(std::move(f));
+  return families_.size() - 1;
 }
 
-void FamilyWriter::Add(const FamilySpec& spec, Labels labels, double value) {
-  Declare(spec);  // no-op for tabled families; keeps a stray spec visible rather than lost
+void FamilyCollector::Add(const FamilySpec& spec, const Labels& labels, double value) {
+  // Declare is a lookup for tabled families; it keeps a stray spec visible rather than lost.
+  prometheus::MetricFamily& family = families_[Declare(spec)];
   prometheus::ClientMetric m;
   m.label.reserve(labels.size());
-  for (auto& [k, v] : labels) m.label.push_back({k, std::move(v)});
+  for (const Label& l : labels) m.label.push_back({std::string(l.name), std::string(l.value)});
   if (spec.type == prometheus::MetricType::Counter)
     m.counter.value = value;
   else
     m.gauge.value = value;
-  families_[index_.at(spec.name)].metric.push_back(std::move(m));
+  family.metric.push_back(std::move(m));
 }
 
-std::vector<prometheus::MetricFamily> FamilyWriter::Finish() && {
+std::vector<prometheus::MetricFamily> FamilyCollector::Finish() && {
   std::vector<prometheus::MetricFamily> out;
   out.reserve(families_.size());
   for (auto& f : families_)
@@ -67,19 +89,15 @@ std::vector<prometheus::MetricFamily> FamilyWriter::Finish() && {
 }
 
 std::vector<prometheus::MetricFamily> BuildFamilies(const Snapshot& snapshot) {
-  FamilyWriter w;
-  for (const FamilyGroup* g : kGroups)
-    for (const FamilySpec& spec : g->families) w.Declare(spec);
+  FamilyCollector w(kGroups);
   for (const FamilyGroup* g : kGroups) g->build(snapshot, w);
   return std::move(w).Finish();
 }
 
 std::string RenderText(const Snapshot& snapshot) {
-  try {
-    return prometheus::TextSerializer().Serialize(BuildFamilies(snapshot));
-  } catch (const std::exception& e) {  // the serializer writes to a stringstream; be safe anyway
-    return "# gpuattr: rendering failed: " + std::string(e.what()) + "\n";
-  }
+  TextWriter w(kGroups);
+  for (const FamilyGroup* g : kGroups) g->build(snapshot, w);
+  return std::move(w).Finish();
 }
 
 }  // namespace gpuattr::publish

@@ -54,9 +54,7 @@ void WriteHealth(const attribution::Attribution& a, FamilyWriter& w) {
   for (const health::NodeHealth& n : a.node_health)
     for (health::State state : health::kAllStates)
       w.Add(kNodeHealth,
-            Labels{{"cluster", a.cluster},
-                   {"node", n.node},
-                   {"state", std::string(health::StateName(state))}},
+            Labels{{"cluster", a.cluster}, {"node", n.node}, {"state", health::StateName(state)}},
             n.state == state ? 1 : 0);
 }
 

@@ -71,7 +71,7 @@ void WritePods(const attribution::Attribution& a, FamilyWriter& w) {
     Labels l = DeviceLabels(a.cluster, a.devices[link.device].id);
     l.emplace("namespace", link.pod.namespace_);
     l.emplace("pod", link.pod.name);
-    l.emplace("sharing", std::string(attribution::SharingName(link.sharing)));
+    l.emplace("sharing", attribution::SharingName(link.sharing));
     w.Add(kPodDevice, std::move(l), 1);
   }
   for (const attribution::Pod& p : a.pods) AddKnown(w, kUtil, PodNodeLabels(a, p), p.utilization);
@@ -85,7 +85,7 @@ void WritePods(const attribution::Attribution& a, FamilyWriter& w) {
   for (const attribution::Pod& p : a.pods) w.Add(kGpuEq, PodNodeLabels(a, p), p.gpu_equivalents);
   for (const attribution::Pod& p : a.pods) {
     Labels l = PodLabels(a.cluster, p.id);
-    l.emplace("method", std::string(attribution::MethodName(p.method)));
+    l.emplace("method", attribution::MethodName(p.method));
     w.Add(kAttribution, std::move(l), 1);
   }
   for (const attribution::Pod& p : a.pods)

@@ -177,7 +177,7 @@ TEST(DiscoverySession, BadExportersDoNotHoldBackTheGoodOnes) {
   EXPECT_TRUE(c2->report.rediscovery_next_cycle);
 
   // The families show it too.
-  publish::FamilyWriter w;
+  publish::FamilyCollector w;
   publish::AddDiscoveryFamilies(c2->report, w);
   size_t down = 0;
   for (const auto& f : std::move(w).Finish())

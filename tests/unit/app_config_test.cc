@@ -52,6 +52,10 @@ TEST(AppOptions, DefaultsWithoutFlagsOrFile) {
   EXPECT_EQ(c.log_level, log::Level::kInfo);
   EXPECT_TRUE(c.clusters.empty());
   EXPECT_FALSE(c.once);
+  EXPECT_EQ(c.discovery.query_api_above_gpu_nodes, 200);
+  EXPECT_EQ(c.cluster_name, "");
+  EXPECT_EQ(c.shard.index, 0u);
+  EXPECT_EQ(c.shard.total, 1u);
 }
 
 TEST(AppOptions, EveryFlagIsRead) {
@@ -123,7 +127,8 @@ TEST(AppOptions, HelpTextTeaches) {
   std::string h = HelpText();
   for (const char* flag :
        {"--kubeconfig", "--context", "--config.file", "--web.listen-address", "--interval",
-        "--target", "--once", "--log.level", "--state.file", "--version", "--help"})
+        "--target", "--once", "--log.level", "--state.file", "--cluster.name", "--shard",
+        "--total-shards", "--pod", "--version", "--help"})
     EXPECT_THAT(h, HasSubstr(flag));
   EXPECT_THAT(h, HasSubstr("127.0.0.1:9787"));
   EXPECT_THAT(h, HasSubstr("20s"));
@@ -401,6 +406,80 @@ TEST(AppConfig, TargetPins) {
   for (const char* bad : {"", "ns", "ns/pod", "ns/pod:", "ns/pod:0", "ns/pod:x", "/pod:1", "ns/:1",
                           "ns/service/name:1", "ns/svc/:1", "ns/p d:1"})
     EXPECT_FALSE(ParseTargetPin(bad).ok()) << bad;
+}
+
+// --- in the cluster, sharding, the read path --------------------------------------------------
+
+TEST(AppConfig, ClusterNameFromFlagOrFile) {
+  EXPECT_EQ(MustLoad(Flags({"--cluster.name", "prod-eu"}), "").cluster_name, "prod-eu");
+  EXPECT_EQ(MustLoad(Flags({}), "cluster_name: lab\n").cluster_name, "lab");
+  EXPECT_EQ(MustLoad(Flags({"--cluster.name=flag"}), "cluster_name: file\n").cluster_name, "flag");
+  EXPECT_EQ(MustLoad(Flags({}), "cluster_name: \"\"\n").cluster_name, "");  // the default
+  auto empty = LoadConfig(Flags({"--cluster.name", ""}), "", "");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_THAT(empty.error().message, StartsWith("--cluster.name: empty cluster name"));
+  // One name cannot label several clusters.
+  auto several =
+      LoadConfig(Flags({"--cluster.name", "x", "--context", "a", "--context", "b"}), "", "");
+  ASSERT_FALSE(several.ok());
+  EXPECT_THAT(several.error().message, StartsWith("--cluster.name names one cluster, but 2"));
+  EXPECT_THAT(LoadError("cluster_name: x\nclusters: [a, b]\n"),
+              StartsWith("config.yaml: cluster_name names one cluster"));
+}
+
+TEST(AppConfig, ShardFromFlags) {
+  Config c = MustLoad(Flags({"--shard", "1", "--total-shards", "3"}), "");
+  EXPECT_EQ(c.shard.index, 1u);
+  EXPECT_EQ(c.shard.total, 3u);
+  c = MustLoad(Flags({"--pod=gpuattr-2", "--total-shards=3"}), "");
+  EXPECT_EQ(c.shard.index, 2u);
+  EXPECT_EQ(c.shard.total, 3u);
+  EXPECT_EQ(c.shard.pod, "gpuattr-2");
+  c = MustLoad(Flags({"--pod", "gpuattr-0", "--total-shards", "1"}), "");
+  EXPECT_EQ(c.shard.total, 1u);
+}
+
+TEST(AppConfig, BadShardFlagsSayWhatIsWrong) {
+  auto err = [](std::vector<std::string> args) {
+    auto c = LoadConfig(Flags(std::move(args)), "", "");
+    EXPECT_FALSE(c.ok());
+    return c.ok() ? "" : c.error().message;
+  };
+  EXPECT_THAT(err({"--shard", "1"}), StartsWith("--shard needs --total-shards N"));
+  EXPECT_THAT(err({"--pod", "gpuattr-1"}), StartsWith("--pod needs --total-shards N"));
+  EXPECT_THAT(err({"--total-shards", "3"}), HasSubstr("needs --shard I or --pod NAME"));
+  EXPECT_THAT(err({"--shard", "3", "--total-shards", "3"}),
+              StartsWith("--shard: 3 is out of range [0, 2]"));
+  EXPECT_THAT(err({"--shard=-1", "--total-shards", "3"}), StartsWith("--shard: "));
+  EXPECT_THAT(err({"--shard", "x", "--total-shards", "3"}), StartsWith("--shard: invalid integer"));
+  EXPECT_THAT(err({"--shard", "0", "--total-shards", "0"}), StartsWith("--total-shards: 0 is out"));
+  EXPECT_THAT(err({"--shard", "0", "--pod", "gpuattr-0", "--total-shards", "2"}),
+              HasSubstr("both give the shard"));
+  EXPECT_THAT(err({"--pod", "gpuattr-3", "--total-shards", "3"}),
+              StartsWith("--pod \"gpuattr-3\": ordinal 3 is not below --total-shards 3"));
+  EXPECT_THAT(err({"--pod", "gpuattr", "--total-shards", "3"}), HasSubstr("has no '-'"));
+  EXPECT_THAT(err({"--pod", "$(POD_NAME)", "--total-shards", "3"}),
+              HasSubstr("a variable was not expanded"));
+}
+
+TEST(AppConfig, PodOrdinals) {
+  EXPECT_EQ(*PodOrdinal("gpuattr-0"), 0u);
+  EXPECT_EQ(*PodOrdinal("gpuattr-12"), 12u);
+  EXPECT_EQ(*PodOrdinal("my-gpu-attr-7"), 7u);  // the last '-' counts
+  for (const char* bad : {"", "gpuattr", "gpuattr-", "gpuattr-x", "gpuattr-1a", "gpuattr- 1",
+                          "gpuattr-99999999999", "gpuattr-$(ORDINAL)"})
+    EXPECT_FALSE(PodOrdinal(bad).ok()) << bad;
+}
+
+TEST(AppConfig, QueryApiThreshold) {
+  EXPECT_EQ(MustLoad({}, "discovery:\n  query_api_above_gpu_nodes: 50\n")
+                .discovery.query_api_above_gpu_nodes,
+            50);
+  EXPECT_EQ(MustLoad({}, "discovery:\n  query_api_above_gpu_nodes: 0\n")
+                .discovery.query_api_above_gpu_nodes,
+            0);
+  EXPECT_THAT(LoadError("discovery:\n  query_api_above_gpu_nodes: -1\n"),
+              StartsWith("config.yaml: discovery.query_api_above_gpu_nodes: -1 is out of range"));
 }
 
 }  // namespace

@@ -215,7 +215,7 @@ TEST(DiscoveryFamilies, ExporterAndCandidateSeries) {
   f.transport->SetDefault(kDcgmPath, FakeReply::Json(kDcgmBody));
   f.transport->SetDefault(kGfdPath, FakeReply::Json("not exposition at all\n", 503));
   DiscoveryResult c = f.discovery->RunCycle(*f.fetcher, *GpuCluster());
-  publish::FamilyWriter w;
+  publish::FamilyCollector w;
   publish::AddDiscoveryFamilies(c.report, w);
   auto fams = std::move(w).Finish();
   std::map<std::string, const prometheus::MetricFamily*> by_name;

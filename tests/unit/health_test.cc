@@ -381,7 +381,7 @@ TEST(HealthAttribution, ProcessExporterDevicesAreUnknown) {
 // Every gpuattr_device_health and gpuattr_node_health label set (without `state`) has the four
 // states with exactly one at 1; every device and every node with a device has its series.
 void ExpectOneHot(const attribution::Attribution& a, const std::string& what) {
-  publish::FamilyWriter w;
+  publish::FamilyCollector w;
   publish::WriteHealth(a, w);
   auto families = std::move(w).Finish();
   std::map<std::string, std::map<std::string, double>> by_family_key;

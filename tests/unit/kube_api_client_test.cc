@@ -86,7 +86,7 @@ TEST(ErrorForStatus, ForbiddenNamesVerbResourceAndTheFix) {
   EXPECT_THAT(e.message,
               HasSubstr("forbidden: cannot list resource \"pods\" at the cluster scope"));
   EXPECT_THAT(e.message,
-              HasSubstr("grant get/list/watch on pods (config/kubernetes/clusterrole.yaml)"));
+              HasSubstr("grant list/watch on pods (config/kubernetes/clusterrole.yaml)"));
 
   e = ErrorForStatus(403, {}, ClassifyPath("/api/v1/namespaces/gpu/pods/dcgm-x:9400/proxy/metrics"),
                      "c");

@@ -19,6 +19,13 @@ struct AllocationInput {
   // Devices seen (node seen/busy counts) and idle pods (reclaimable capacity in hints).
   const attribution::Attribution& attribution;
   double now_unix = 0;  // for the age of pending pods
+  // Sharded (kube/shard.h): `objects` is one shard's share and `offer_objects` the whole
+  // cluster's objects, from which pending pods' hints read what the cluster offers. Null: the
+  // offer comes from `objects`.
+  const kube::ClusterObjects* offer_objects = nullptr;
+  // Where the idle pods that hints count were seen, when not in the whole cluster (a shard sees
+  // only its own nodes' pods), e.g. "shard 0's nodes". "" = the whole cluster.
+  std::string idle_scope = {};
 };
 
 Allocation Allocate(const AllocationInput& input);

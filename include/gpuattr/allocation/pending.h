@@ -18,6 +18,7 @@ struct Offer {
   ResourceCounts node_max_free;        // the largest free of one node, per resource
   std::map<std::string, int64_t> dra_type_node_max;  // "gpu"/"mig" → most devices on one node
   std::map<std::string, size_t> idle_holders;        // resource → idle pods holding it
+  std::string idle_scope;  // where idle_holders were counted, when not the whole cluster
 };
 
 Offer SummariseOffer(const std::vector<NodeResource>& node_resources, const DraView& dra,

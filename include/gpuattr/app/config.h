@@ -67,8 +67,23 @@ struct DiscoveryConfig {
   milliseconds not_inference_cache{600'000};  // a pod that answered but is no inference server
   milliseconds error_cache{120'000};          // a probe that failed (doubling up to the above)
   int inference_probes_per_cycle = 50;        // the probe budget for inference candidates
+  // Above this many GPU nodes a trusted query API with the GPU series is read instead of one
+  // proxy GET per exporter; 0: never (docs/deploy.md, "Large clusters").
+  int query_api_above_gpu_nodes = 200;
   bool operator==(const DiscoveryConfig&) const = default;
 };
+
+// Sharding as kube-state-metrics does it (DESIGN section 11): this process is shard `index` of
+// `total` and reads only the nodes whose name hashes (FNV-1a 64) to index mod total.
+struct ShardConfig {
+  uint32_t index = 0;
+  uint32_t total = 1;  // 1: not sharded
+  std::string pod;     // --pod, when the index came from its ordinal (for messages)
+  bool operator==(const ShardConfig&) const = default;
+};
+
+// The `cluster` label in in-cluster mode when no name is given.
+inline constexpr std::string_view kInClusterName = "in-cluster";
 
 struct Config {
   std::string config_file;              // where the file settings came from ("" when none)
@@ -82,6 +97,11 @@ struct Config {
   ScrapeConfig scrape;
   IdleConfig idle;
   DiscoveryConfig discovery;
+  // The `cluster` label given by --cluster.name or `cluster_name`: in the cluster (in-cluster
+  // mode) the name of the cluster gpuattr runs in (default kInClusterName); with a kubeconfig it
+  // replaces the label of the one cluster read. "" = not given.
+  std::string cluster_name;
+  ShardConfig shard;
   bool once = false;
   bool operator==(const Config&) const = default;
 };
@@ -106,5 +126,9 @@ struct ListenAddress {
 };
 // "127.0.0.1:9787", "[::1]:9787", ":9787" (all interfaces), "localhost:0".
 Result<ListenAddress> ParseListenAddress(std::string_view text);
+
+// The StatefulSet ordinal of a pod name: the digits after the last '-' ("gpuattr-2" → 2). Errors
+// say what is wrong with the name (no '-', no digits, an unexpanded "$(POD_NAME)").
+Result<uint32_t> PodOrdinal(std::string_view pod);
 
 }  // namespace gpuattr::app

@@ -15,6 +15,7 @@
 #include "gpuattr/discovery/discovery.h"
 #include "gpuattr/kube/api_client.h"
 #include "gpuattr/kube/object_cache.h"
+#include "gpuattr/kube/shard.h"
 #include "gpuattr/kube/transport.h"
 #include "gpuattr/ledger/state_file.h"
 #include "gpuattr/scrape/fetch.h"
@@ -35,6 +36,9 @@ struct KubeSessionOptions {
   std::shared_ptr<ledger::StateFile> state_file;
   // Tests: sees each cycle's input before the stages run (the daemon keeps none of it).
   std::function<void(const CycleInput&)> observe_input;
+  // This process's shard (--shard/--total-shards or --pod): discovery and the stages see only
+  // the shard's share of the objects (kube::ShardObjects), readings only of its nodes.
+  kube::Shard shard;
 };
 
 // kube::RequestCount rows → the gpuattr_apiserver_requests_total map.
@@ -71,6 +75,9 @@ class KubeClusterSession : public ClusterSession {
   StopSignal stop_;
   bool started_ = false;
   StageState stages_;  // RunCycle's thread only
+  // The shard's share of the latest snapshot, recut only when the snapshot changed.
+  std::shared_ptr<const kube::ClusterObjects> shard_of_;
+  std::shared_ptr<const kube::ClusterObjects> shard_view_;
 };
 
 }  // namespace gpuattr::app

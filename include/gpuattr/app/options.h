@@ -26,6 +26,10 @@ struct CommandLine {
   bool once = false;
   std::optional<std::string> log_level;
   std::optional<std::string> state_file;
+  std::optional<std::string> cluster_name;  // --cluster.name
+  std::optional<std::string> shard;         // --shard I
+  std::optional<std::string> total_shards;  // --total-shards N
+  std::optional<std::string> pod;           // --pod NAME (the shard is its trailing ordinal)
   bool help = false;
   bool version = false;
 };

@@ -7,6 +7,8 @@
 #include "gpuattr/app/kube_session.h"
 #include "gpuattr/app/session.h"
 #include "gpuattr/discovery/pins.h"
+#include "gpuattr/kube/in_cluster.h"
+#include "gpuattr/kube/kubeconfig.h"
 #include "gpuattr/util/status.h"
 
 namespace gpuattr::app {
@@ -19,6 +21,19 @@ KubeSessionOptions SessionOptionsFromConfig(const Config& config);
 // The state file of Config::state_file ("" → the XDG default), read now; read-only with --once.
 // Null (with a warning) when there is no usable location.
 std::shared_ptr<ledger::StateFile> OpenStateFile(const Config& config);
+
+struct LabelledConnection {
+  std::string label;  // the `cluster` label
+  kube::ClusterConnection connection;
+};
+
+// The clusters to read and their labels: in-cluster mode when no kubeconfig exists and the
+// process runs in a pod (kube/in_cluster.h; label Config::cluster_name, else "in-cluster"), else
+// one connection per configured context (label Config::cluster_name, else the cluster's `name`,
+// else the context name). Reads files only (kubeconfig, service account).
+Result<std::vector<LabelledConnection>> ClusterConnections(const Config& config,
+                                                           const kube::KubeconfigSource& source,
+                                                           const kube::InClusterEnv& env);
 
 // Errors (unreadable kubeconfig, unknown context, bad credentials setup) name the file or context.
 Result<SessionList> MakeKubeSessions(const Config& config);

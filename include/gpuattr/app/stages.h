@@ -19,6 +19,7 @@
 #include "gpuattr/attribution/attribution.h"
 #include "gpuattr/inference/inference.h"
 #include "gpuattr/kube/objects.h"
+#include "gpuattr/kube/shard.h"
 #include "gpuattr/ledger/ledger.h"
 #include "gpuattr/publish/snapshot.h"
 #include "gpuattr/sources/readings.h"
@@ -28,11 +29,27 @@ namespace gpuattr::app {
 // Everything one cycle read, gathered once and never changed afterwards.
 struct CycleInput {
   std::string cluster;
+  // The objects the stages work on: the whole cluster, or one shard's share of it.
   std::shared_ptr<const kube::ClusterObjects> objects;  // never null
   std::vector<sources::ExporterReadings> readings;      // every exporter that answered
   double now_unix = 0;                                  // wall time: pending ages, the ledger
   std::chrono::steady_clock::time_point now;            // monotonic: inference rates
+  // Sharded (kube/shard.h): which shard this is, and the whole cluster's objects, read only for
+  // what pending pods could get (their hints). Null when not sharded.
+  kube::Shard shard;
+  std::shared_ptr<const kube::ClusterObjects> cluster_objects;
 };
+
+// The readings of the nodes `shard` owns (an exporter reads its own node; a query API answers
+// for every node). Pure.
+std::vector<sources::ExporterReadings> OwnedReadings(std::vector<sources::ExporterReadings> all,
+                                                     const kube::Shard& shard);
+
+// `whole` (the input of an unsharded cycle) cut down to what `shard` works on: its objects
+// (kube::ShardObjects), its nodes' readings, and the whole cluster kept for pending pods' hints.
+// The session cuts its objects before discovery instead, so that a shard only probes and scrapes
+// its own nodes' exporters; the result is the same. Pure.
+CycleInput ShardInput(const CycleInput& whole, const kube::Shard& shard);
 
 struct StageParams {
   attribution::AttributionParams attribution;  // idle thresholds

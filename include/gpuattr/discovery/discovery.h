@@ -61,9 +61,12 @@ class Discovery {
  public:
   Discovery(std::string cluster, DiscoveryOptions options, Clock& clock);
 
-  // Runs one cycle against `objects` (a snapshot from the ObjectCache). Never throws.
+  // Runs one cycle against `objects` (a snapshot from the ObjectCache, or one shard's share of
+  // it, kube/shard.h). `whole_cluster`, when `objects` is a shard's share, is the whole snapshot:
+  // the read-path choice counts the cluster's GPU nodes, not the shard's. Never throws.
   DiscoveryResult RunCycle(scrape::Fetcher& fetcher, const kube::ClusterObjects& objects,
-                           const StopSignal* stop = nullptr);
+                           const StopSignal* stop = nullptr,
+                           const kube::ClusterObjects* whole_cluster = nullptr);
 
   const DiscoveryCache& cache() const { return cache_; }
 

@@ -81,6 +81,12 @@ std::string QueryApiPath(const QueryApiCandidate& candidate, std::string_view pr
 sources::PodLookup PodLookupFor(const kube::ClusterObjects& objects);
 
 struct QueryApiOptions {
+  // Above this many GPU nodes, a trusted query API with the GPU series is read instead of one
+  // proxy GET per exporter (config discovery.query_api_above_gpu_nodes; 0: never preferred, the
+  // query API is then only the fallback when no exporter answers).
+  size_t prefer_above_gpu_nodes = 200;
+  // Services in these namespaces are trusted query APIs (pins always are); see TrustedQueryApi.
+  std::vector<std::string> trusted_namespaces = {"monitoring", "prometheus", "observability"};
   size_t max_probes = 6;  // per cycle
   std::chrono::milliseconds ttl{std::chrono::seconds(60)};
   std::chrono::milliseconds probe_timeout{5000};
@@ -117,9 +123,11 @@ class QueryApiFallback {
 
   // The fallback's share of a cycle: decide which API to read (the one chosen earlier, else probe
   // candidates until one has the GPU series), fetch its answer, read it (sources/promapi.h).
+  // `trusted_only`: consider only trusted query APIs (TrustedQueryApi), as when one is preferred
+  // to the exporters on a large cluster.
   QueryApiResult RunCycle(scrape::Fetcher& fetcher, const kube::ClusterObjects& objects,
                           const std::vector<ServicePin>& pins, TimePoint now, double now_unix,
-                          const StopSignal* stop = nullptr);
+                          const StopSignal* stop = nullptr, bool trusted_only = false);
 
   const std::map<std::string, QueryApiEntry>& entries() const { return entries_; }
   const QueryApiOptions& options() const { return options_; }
@@ -131,7 +139,7 @@ class QueryApiFallback {
   void Query(scrape::Fetcher& fetcher, const QueryApiCandidate& chosen,
              const kube::ClusterObjects& objects, TimePoint now, QueryApiResult& out);
   void Report(const std::vector<QueryApiCandidate>& candidates, const std::vector<ServicePin>& pins,
-              QueryApiResult& out) const;
+              bool preferred, QueryApiResult& out) const;
 
   QueryApiOptions options_;
   std::map<std::string, QueryApiEntry> entries_;  // by QueryApiCandidate::Key()
@@ -140,5 +148,42 @@ class QueryApiFallback {
 
 // Pure: the probe's verdict from its answer (count by __name__ of the needed families).
 ProbeVerdict JudgeQueryApiProbe(const QueryApiCandidate& candidate, const scrape::Fetch& fetch);
+
+// Pure: whether a query API may stand in for the exporters of a large cluster: it is pinned, or
+// its Service is in one of options.trusted_namespaces (DESIGN section 10). The one trust check of
+// the read-path choice.
+bool TrustedQueryApi(const QueryApiCandidate& candidate, const QueryApiOptions& options);
+
+// ---- Which path a cluster's GPU series are read by (DESIGN section 11, docs/deploy.md).
+
+// GPU nodes: nodes that advertise an nvidia.com/ resource (capacity or allocatable, even at 0),
+// and nodes with a ResourceSlice of the gpu.nvidia.com driver. Pure.
+size_t CountGpuNodes(const kube::ClusterObjects& objects);
+
+// Pure: above `above_gpu_nodes` (0: never) GPU nodes, a cycle looks for a trusted query API first.
+bool PreferQueryApi(size_t gpu_nodes, size_t above_gpu_nodes);
+
+enum class ReadPath : uint8_t { kExporters, kQueryApi };
+std::string_view ReadPathName(ReadPath path);  // "exporters", "query_api"
+
+// What decided a cycle's path.
+struct ReadPathFacts {
+  size_t gpu_nodes = 0;        // in the whole cluster (every shard counts the same)
+  size_t above_gpu_nodes = 0;  // QueryApiOptions::prefer_above_gpu_nodes
+  std::string preferred_api;   // the trusted query API that answered when preferred ("" none)
+  std::string fallback_api;    // the query API read because no exporter answered ("" none)
+};
+
+struct ReadPathChoice {
+  ReadPath path = ReadPath::kExporters;
+  // For the gpuattr_discovery_read_path metric: preferred (a trusted query API, above the
+  // threshold), fallback (no exporter answered), below_threshold, disabled (threshold 0),
+  // no_trusted_query_api (above the threshold, but none answered with the GPU series).
+  std::string reason;
+  std::string detail;  // the same for people (status page)
+};
+
+// Pure.
+ReadPathChoice DescribeReadPath(const ReadPathFacts& facts);
 
 }  // namespace gpuattr::discovery

@@ -63,6 +63,13 @@ struct DiscoveryReport {
   // what to do. Empty otherwise.
   std::string nothing_found;
   bool rediscovery_next_cycle = false;
+  // How this cycle read the GPU series: "exporters" (one proxy GET each) or "query_api"; the
+  // reason code and the explanation (query_api.h, DescribeReadPath).
+  std::string read_path = "exporters";
+  std::string read_path_reason;
+  std::string read_path_detail;
+  // Sharded (kube/shard.h): "shard 1 of 3 owns 4 of 12 nodes"; "" when not sharded.
+  std::string shard;
 };
 
 }  // namespace gpuattr::discovery

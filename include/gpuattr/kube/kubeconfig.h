@@ -52,6 +52,8 @@ struct ClusterConnection {
   std::optional<ExecConfig> exec;
 
   std::string default_namespace = "default";
+  // In-cluster mode (in_cluster.h): the service account's token file and CA, no kubeconfig.
+  bool in_cluster = false;
 };
 
 // Where kubeconfig files come from. FromEnvironment() reads KUBECONFIG and HOME.

@@ -18,9 +18,9 @@ inline Labels PodLabels(const std::string& cluster, const kube::PodId& id) {
 }
 
 // Adds a series only when the value is known: absent means unknown, never a fake 0.
-inline void AddKnown(FamilyWriter& w, const FamilySpec& spec, Labels labels,
+inline void AddKnown(FamilyWriter& w, const FamilySpec& spec, const Labels& labels,
                      const std::optional<double>& value) {
-  if (value) w.Add(spec, std::move(labels), *value);
+  if (value) w.Add(spec, labels, *value);
 }
 
 }  // namespace gpuattr::publish

@@ -1,15 +1,23 @@
 // Snapshot → metric families. Every family is declared once in a FamilySpec table of its group
 // (one file per group under src/publish/), and every group is listed once in FamilyGroups()
-// (src/publish/families.cc). Families are built fresh from each Snapshot, so series of things
-// that vanished disappear on the next scrape.
+// (src/publish/families.cc). Groups write series through one interface, FamilyWriter:
+//   - TextWriter (publish/text_writer.h) streams the exposition text straight into a buffer; it
+//     is what /metrics serves (RenderText);
+//   - FamilyCollector builds prometheus-cpp MetricFamily objects, the reference that tests and
+//     golden files render through prometheus-cpp's TextSerializer (BuildFamilies).
+// Families are built fresh from each Snapshot, so series of things that vanished disappear on the
+// next rendering.
 #pragma once
 
 #include <prometheus/metric_family.h>
 
-#include <map>
+#include <array>
+#include <cstddef>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "gpuattr/publish/snapshot.h"
@@ -22,21 +30,53 @@ struct FamilySpec {
   std::string_view help;        // what the number means, with its unit
 };
 
-using Labels = std::map<std::string, std::string>;
+// One label as a pair of views: the name and value must outlive the FamilyWriter::Add call they
+// are passed to (they point into the snapshot or at constants). Binding a temporary std::string
+// does not compile, so a view cannot dangle.
+struct Label {
+  constexpr Label(std::string_view n, std::string_view v) : name(n), value(v) {}
+  constexpr Label(std::string_view n, const char* v) : name(n), value(v) {}
+  Label(std::string_view, std::string&&) = delete;
+  constexpr Label() = default;
+  std::string_view name;
+  std::string_view value;
+};
 
-// Collects series for the families of one rendering. Groups add series by spec; a family with no
-// series is left out of the output.
-class FamilyWriter {
+// A label set of at most kMax labels, kept sorted by name (the order the exposition writes them),
+// without allocating. Like std::map::emplace, adding a name that is already present keeps the
+// first value.
+class Labels {
  public:
-  void Add(const FamilySpec& spec, Labels labels, double value);
-  // Families in table order (group order, then spec order within the group).
-  std::vector<prometheus::MetricFamily> Finish() &&;
+  static constexpr size_t kMax = 12;
+
+  Labels() = default;
+  Labels(std::initializer_list<Label> labels) {
+    for (const Label& l : labels) emplace(l.name, l.value);
+  }
+  // Throws std::length_error past kMax labels (a programming error in a group, never input).
+  bool emplace(std::string_view name, std::string_view value);
+  bool emplace(std::string_view name, const char* value) {
+    return emplace(name, std::string_view(value));
+  }
+  bool emplace(std::string_view name, std::string&& value) = delete;  // would dangle
+
+  const Label* begin() const { return items_.data(); }
+  const Label* end() const { return items_.data() + size_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
 
  private:
-  friend std::vector<prometheus::MetricFamily> BuildFamilies(const Snapshot&);
-  void Declare(const FamilySpec& spec);
-  std::vector<prometheus::MetricFamily> families_;
-  std::map<std::string_view, size_t> index_;
+  std::array<Label, kMax> items_;
+  size_t size_ = 0;
+};
+
+// Where groups put their series. A family with no series is left out of the output; families come
+// out in table order (group order, then spec order within the group) whatever order groups add
+// series in; series of one family keep the order they were added in.
+class FamilyWriter {
+ public:
+  virtual ~FamilyWriter() = default;
+  virtual void Add(const FamilySpec& spec, const Labels& labels, double value) = 0;
 };
 
 struct FamilyGroup {
@@ -48,8 +88,26 @@ struct FamilyGroup {
 // The table of groups, in output order.
 std::span<const FamilyGroup* const> FamilyGroups();
 
+// The reference writer: prometheus-cpp MetricFamily objects (one ClientMetric per series).
+class FamilyCollector final : public FamilyWriter {
+ public:
+  FamilyCollector() = default;
+  // Declares the families of `groups` in table order first.
+  explicit FamilyCollector(std::span<const FamilyGroup* const> groups);
+  void Add(const FamilySpec& spec, const Labels& labels, double value) override;
+  // Families in table order; those without series are left out.
+  std::vector<prometheus::MetricFamily> Finish() &&;
+
+ private:
+  size_t Declare(const FamilySpec& spec);
+  std::vector<prometheus::MetricFamily> families_;
+  std::unordered_map<std::string_view, size_t> index_;
+};
+
+// Every group of the table through the reference writer (tests, golden files).
 std::vector<prometheus::MetricFamily> BuildFamilies(const Snapshot& snapshot);
-// Prometheus text format 0.0.4.
+// Prometheus text format 0.0.4 of every group of the table, streamed by TextWriter: the bytes
+// /metrics serves for this snapshot (SnapshotStore keeps them rendered, publish/server.h).
 std::string RenderText(const Snapshot& snapshot);
 
 // Groups (one file each).

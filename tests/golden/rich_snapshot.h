@@ -1,0 +1,63 @@
+// A snapshot that exercises every family of the table: two clusters, one with every group's data
+// (devices, pods, namespaces, node power, allocation, inference, ledger, health, discovery and
+// self-metrics), the other down with a name that needs escaping. For publish tests.
+#pragma once
+
+#include <memory>
+
+#include "golden/allocation_harness.h"
+#include "golden/attribution_harness.h"
+#include "gpuattr/discovery/report.h"
+#include "gpuattr/inference/inference.h"
+#include "gpuattr/ledger/ledger.h"
+#include "gpuattr/publish/snapshot.h"
+#include "support/snapshots.h"
+
+namespace gpuattr::testing {
+
+inline publish::Snapshot RichSnapshot() {
+  publish::Snapshot s;
+  s.complete = true;
+  publish::ClusterSnapshot a;
+  a.cluster = "kind-gpu";
+  a.latest.up = true;
+  a.cycles = 3;
+  a.cycle_duration_seconds = 0.25;
+  a.last_success_unix_seconds = 1764460800;
+  a.last_attempt_unix_seconds = 1764460800;
+  a.latest.apiserver_requests[{"list", "pods", "200"}] = 2;
+  a.latest.apiserver_requests[{"watch", "pods", "200"}] = 1;
+  a.latest.apiserver_requests[{"get", "pods/proxy", "error"}] = 4;
+  auto report = std::make_shared<discovery::DiscoveryReport>();
+  report->cluster = a.cluster;
+  report->exporters.push_back({"gpu-operator", "dcgm-exporter-x", "gpu-node-1", 9400, "dcgm", true,
+                               200, "", 0.05, 60000, 0});
+  report->outcome_counts = {{"accepted", 1}, {"unrecognised", 0}, {"error", 0}, {"pinned", 0}};
+  report->read_path = "exporters";
+  report->read_path_reason = "below_threshold";
+  a.latest.discovery = report;
+  publish::CycleOutput& out = MutableOutput(a);
+  out.attribution = RichAttribution(a.cluster);
+  auto inference = std::make_shared<inference::InferenceView>();
+  inference->cluster = a.cluster;
+  inference::Server server;  // every inference value known
+  server.key = {"ml", "vllm-0", "vllm", "llama"};
+  server.kv_cache_usage = server.requests_running = server.requests_waiting = 1;
+  server.rates = {1000, 3000, 0.3, 0.1, 0};
+  server.saturated = true;
+  server.generation_tokens_per_joule = 4;
+  inference->servers.push_back(server);
+  out.inference = *inference;
+  out.ledger = ledger::Ledger().Record(out.attribution, 1e9);
+  out.allocation = RichAllocation(out.attribution);
+  publish::ClusterSnapshot b;
+  b.cluster = "prod \"eu\"";  // label values are escaped by the serializer
+  b.latest.up = false;
+  b.cycles = 1;
+  b.cycle_duration_seconds = 15;
+  b.latest.errors = {"connect: connection refused"};
+  s.clusters = {a, b};
+  return s;
+}
+
+}  // namespace gpuattr::testing
