@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "gpuattr/util/log.h"
+
 namespace gpuattr::app {
 namespace {
 
@@ -79,9 +81,17 @@ publish::CycleResult KubeClusterSession::RunCycle() {
     cache_->Start();
     started_ = true;
   }
+  // Where a cycle's time goes, in real time whatever clock drives the session (a debug line).
+  using Real = std::chrono::steady_clock;
+  auto seconds_since = [](Real::time_point t) {
+    return std::chrono::duration<double>(Real::now() - t).count();
+  };
+  const auto t_start = Real::now();
   result.up = WaitForFirstLists();
   result.errors = CacheErrors();
   if (result.up) {
+    const double wait_seconds = seconds_since(t_start);
+    const auto t_discovery = Real::now();
     CycleInput input;
     input.cluster = cluster_;
     input.objects = cache_->Snapshot();
@@ -111,9 +121,20 @@ publish::CycleResult KubeClusterSession::RunCycle() {
     input.now_unix = UnixSeconds(clock_.WallNow());
     input.now = clock_.Now();
     if (options_.observe_input) options_.observe_input(input);
+    const double discovery_seconds = seconds_since(t_discovery);
+    const auto t_stages = Real::now();
     result.output =
         std::make_shared<const publish::CycleOutput>(RunStages(input, stages_, options_.stages));
+    const double stages_seconds = seconds_since(t_stages);
+    const auto t_save = Real::now();
     if (options_.state_file) options_.state_file->Save(cluster_, stages_.ledger.state());
+    log::Debug("cycle parts", {{"cluster", cluster_},
+                               {"wait_seconds", wait_seconds},
+                               {"discovery_seconds", discovery_seconds},
+                               {"stages_seconds", stages_seconds},
+                               {"save_seconds", seconds_since(t_save)},
+                               {"readings", input.readings.size()},
+                               {"probed", result.discovery->probed_this_cycle}});
   }
   for (const kube::DraKindStatus& d : cache_->DraStatuses())
     if (!d.note.empty()) result.notes.push_back("cluster \"" + cluster_ + "\": " + d.note);

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "gpuattr/app/memory.h"
 #include "gpuattr/app/shutdown.h"
 #include "gpuattr/publish/families.h"
 #include "gpuattr/util/log.h"
@@ -90,6 +91,8 @@ std::shared_ptr<const publish::Snapshot> CycleLoop::RunOnce() {
   snap->generated_unix_seconds = now;
   snap->clusters = state_;
   store_->Publish(snap);
+  results.clear();
+  ReleaseFreeMemory();  // what this cycle freed (the previous output, bodies) goes back
   return snap;
 }
 
@@ -133,6 +136,7 @@ Result<std::vector<publish::Credential>> ReadCredentials(const std::vector<Basic
 
 int Run(const Config& config, const SessionFactory& factory, std::ostream& out, std::ostream& err) {
   log::SetLevel(config.log_level);
+  TuneAllocator();
   Shutdown& shutdown = Shutdown::Instance();
   if (Status s = shutdown.Install(); !s) {
     err << "gpuattr: " << s.message() << "\n";

@@ -26,15 +26,15 @@ std::string MetadataKey(const nlohmann::json& object) {
 
 }  // namespace
 
-// A WatchTarget that also knows how to copy its records into a ClusterObjects.
+// A WatchTarget whose records live in the cache's current ClusterObjects (one field of it).
 class ObjectCache::Store : public WatchTarget {
  public:
-  virtual void CopyInto(ClusterObjects& out) const = 0;  // under the cache's mutex
-  virtual size_t Size() const = 0;                       // under the cache's mutex
+  virtual size_t Size() const = 0;  // under the cache's mutex
 };
 
-// Records of one kind keyed "namespace/name" (or "name"), mutated under the cache's mutex.
-// Decoding happens outside the lock: it is pure and the slow part.
+// Records of one kind keyed "namespace/name" (or "name"), kept in the cache's live objects and
+// mutated under the cache's mutex (copy-on-write: see ObjectCache::Writable). Decoding happens
+// outside the lock: it is pure and the slow part.
 template <typename T>
 class ObjectCache::TypedStore final : public ObjectCache::Store {
  public:
@@ -57,7 +57,7 @@ class ObjectCache::TypedStore final : public ObjectCache::Store {
   void EndList(bool complete) override {
     if (complete) {
       std::lock_guard<std::mutex> lock(cache_.mu_);
-      items_.swap(staging_);
+      (cache_.Writable().*field_).swap(staging_);
       cache_.Changed();
     }
     staging_.clear();
@@ -73,28 +73,30 @@ class ObjectCache::TypedStore final : public ObjectCache::Store {
     std::string key = r->Key();
     std::lock_guard<std::mutex> lock(cache_.mu_);
     if (type == WatchEventType::kDeleted) {
-      if (items_.erase(key) > 0) cache_.Changed();
+      if (Items().count(key) == 0) return Status::Ok();
+      (cache_.Writable().*field_).erase(key);
     } else {
-      items_.insert_or_assign(std::move(key), std::move(r).value());
-      cache_.Changed();
+      (cache_.Writable().*field_).insert_or_assign(std::move(key), std::move(r).value());
     }
+    cache_.Changed();
     return Status::Ok();
   }
-
-  void CopyInto(ClusterObjects& out) const override { out.*field_ = items_; }
 
   void Erase(const std::string& key) {
     if (key.empty()) return;
     std::lock_guard<std::mutex> lock(cache_.mu_);
-    if (items_.erase(key) > 0) cache_.Changed();
+    if (Items().count(key) == 0) return;
+    (cache_.Writable().*field_).erase(key);
+    cache_.Changed();
   }
-  size_t Size() const override { return items_.size(); }
+  size_t Size() const override { return Items().size(); }
 
  private:
+  const std::map<std::string, T>& Items() const { return (*cache_.live_).*field_; }
+
   ObjectCache& cache_;
   Decoder decode_;
   Field field_;
-  std::map<std::string, T> items_;
   std::map<std::string, T> staging_;  // the LIST in progress; only the informer thread touches it
 };
 
@@ -291,7 +293,17 @@ void ObjectCache::RunDraKind(DraKind& kind) {
   }
 }
 
-void ObjectCache::Changed() { ++revision_; }
+void ObjectCache::Changed() { live_->revision = ++revision_; }
+
+// Copy-on-write: a snapshot handed out is never changed. While only the cache holds the live
+// objects they are changed in place; once a snapshot of them is out (a cycle is reading it), the
+// first change copies them and the snapshot keeps the old ones. The count cannot grow behind our
+// back: new holders get the pointer only from Snapshot(), under mu_. A holder letting go at the
+// same time only makes the count stale-high (one copy too many, never a change under a reader).
+ClusterObjects& ObjectCache::Writable() {
+  if (live_.use_count() > 1) live_ = std::make_shared<ClusterObjects>(*live_);
+  return *live_;
+}
 
 void ObjectCache::Start() {
   std::lock_guard<std::mutex> lock(mu_);
@@ -335,13 +347,7 @@ bool ObjectCache::WaitSynced(std::chrono::milliseconds timeout) {
 
 std::shared_ptr<const ClusterObjects> ObjectCache::Snapshot() const {
   std::lock_guard<std::mutex> lock(mu_);
-  if (snapshot_ != nullptr && snapshot_->revision == revision_) return snapshot_;
-  auto objects = std::make_shared<ClusterObjects>();
-  objects->revision = revision_;
-  for (const auto& inf : informers_) inf->store->CopyInto(*objects);
-  for (const auto& kind : dra_kinds_) kind->store->CopyInto(*objects);
-  snapshot_ = std::move(objects);
-  return snapshot_;
+  return live_;  // shared, not copied: the next change copies (Writable)
 }
 
 namespace {

@@ -160,6 +160,34 @@ TEST(ObjectCache, EarlierSnapshotsNeverChange) {
   EXPECT_NE(before->FindPod("a", "p"), nullptr);
 }
 
+// Copy-on-write: a cluster keeps one copy of its objects. A change while nobody holds a snapshot
+// is made in place (the next snapshot is the same object, at a newer revision); a change while a
+// snapshot is held copies first (the holder's view stays as it was).
+TEST(ObjectCache, ChangesAreMadeInPlaceWhenNoSnapshotIsHeld) {
+  Harness h;
+  h.transport->Enqueue("/api/v1/pods?limit",
+                       FakeReply::Json(ListJson({PodJson("a", "p", "1")}, "1")));
+  FakeReply first = FakeReply::Chunks({Event("ADDED", PodJson("a", "q", "2"))}, true);
+  first.gate = "first";
+  h.transport->Enqueue("/api/v1/pods?watch", first);
+  ObjectCache& cache = h.Start();
+  ASSERT_TRUE(cache.WaitSynced(10s));
+  const ClusterObjects* address = nullptr;
+  uint64_t revision = 0;
+  {
+    auto snap = cache.Snapshot();
+    address = snap.get();
+    revision = snap->revision;
+  }  // released before the change
+  h.transport->OpenGate("first");
+  // Waits without holding a snapshot (that would make the change copy).
+  ASSERT_TRUE(Eventually([&] { return cache.KindStatuses().at(0).objects == 2; }));
+  auto after = cache.Snapshot();
+  EXPECT_EQ(after.get(), address);  // changed in place: no copy was needed
+  EXPECT_GT(after->revision, revision);
+  EXPECT_EQ(after->pods.size(), 2u);
+}
+
 TEST(ObjectCache, HttpGoneRelistsExactlyOnce) {
   Harness h;
   h.transport->Enqueue("/api/v1/pods?limit",

@@ -2,7 +2,8 @@
 // WATCHing on its own thread, keeping compact records. The DRA kinds (resourceslices,
 // resourceclaims) are optional: watched at the best resource.k8s.io version served, skipped
 // quietly when none is, and never holding up WaitSynced (docs/dra.md). Snapshot() hands out an
-// immutable ClusterObjects that is rebuilt only when something changed since the last one.
+// immutable ClusterObjects without copying it: the records are copied only when a change arrives
+// while a snapshot is held (copy-on-write), so a steady cluster keeps one copy of its objects.
 #pragma once
 
 #include <chrono>
@@ -88,7 +89,7 @@ class ObjectCache {
   bool WaitSynced(std::chrono::milliseconds timeout);
   bool synced() const;
 
-  // The current objects, immutable. Cheap when nothing changed since the previous call.
+  // The current objects, immutable. Never copies (see Writable).
   std::shared_ptr<const ClusterObjects> Snapshot() const;
   // Required kinds, and the DRA kinds while they are being watched (their errors are real ones).
   std::vector<KindStatus> KindStatuses() const;
@@ -110,17 +111,18 @@ class ObjectCache {
   void RunDraKind(DraKind& kind);
   // The versions to try, from the group's discovery document (once, shared by the DRA kinds).
   Result<std::vector<std::string>> ResolveDraVersions();
-  void Changed();  // under mu_
+  void Changed();              // under mu_
+  ClusterObjects& Writable();  // under mu_: the live objects, copied first if a snapshot is out
 
   std::shared_ptr<ApiClient> client_;
   ObjectCacheOptions options_;
   std::string cluster_;
   StopSignal stop_;
 
-  mutable std::mutex mu_;  // guards the stores, revision_ and snapshot_
+  mutable std::mutex mu_;  // guards live_ (the stores' records) and revision_
   mutable std::condition_variable synced_cv_;
   uint64_t revision_ = 0;
-  mutable std::shared_ptr<const ClusterObjects> snapshot_;
+  std::shared_ptr<ClusterObjects> live_ = std::make_shared<ClusterObjects>();
   std::vector<std::unique_ptr<Informer>> informers_;
   std::vector<std::unique_ptr<DraKind>> dra_kinds_;
   std::mutex dra_resolve_mu_;  // held during the discovery GET
