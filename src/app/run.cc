@@ -156,7 +156,8 @@ int Run(const Config& config, const SessionFactory& factory, std::ostream& out, 
 
   if (config.once) {
     auto snap = loop.RunOnce();
-    out << publish::RenderText(*snap);
+    // The bytes /metrics serves: the exposition rendered when the snapshot was published.
+    for (std::string_view piece : store->GetExposition()->text.pieces()) out << piece;
     out.flush();
     bool any_up = false;
     for (const auto& c : snap->clusters) any_up |= c.latest.up;

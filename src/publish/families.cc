@@ -1,5 +1,6 @@
 #include "gpuattr/publish/families.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -38,15 +39,17 @@ constexpr const FamilyGroup* kGroups[] = {
 
 std::span<const FamilyGroup* const> FamilyGroups() { return kGroups; }
 
-bool Labels::emplace(std::string_view name, std::string_view value) {
+bool Labels::Insert(std::string_view name, std::string_view value) {
+  Label* items = this->items();
   size_t at = size_;  // insertion point that keeps the names sorted
-  while (at > 0 && items_[at - 1].name > name) --at;
-  if (at > 0 && items_[at - 1].name == name) return false;
+  int c = 1;
+  while (at > 0 && (c = NameOrder(items[at - 1].name, name)) > 0) --at;
+  if (at > 0 && c == 0) return false;
   if (size_ == kMax)
     throw std::length_error("a series has more than " + std::to_string(kMax) +
                             " labels (adding \"" + std::string(name) + "\")");
-  for (size_t i = size_; i > at; --i) items_[i] = items_[i - 1];
-  items_[at] = Label(name, value);
+  for (size_t i = size_; i > at; --i) new (&items[i]) Label(items[i - 1]);
+  new (&items[at]) Label(name, value);
   ++size_;
   return true;
 }
@@ -94,10 +97,12 @@ std::vector<prometheus::MetricFamily> BuildFamilies(const Snapshot& snapshot) {
   return std::move(w).Finish();
 }
 
-std::string RenderText(const Snapshot& snapshot) {
+ExpositionText RenderChunks(const Snapshot& snapshot) {
   TextWriter w(kGroups);
   for (const FamilyGroup* g : kGroups) g->build(snapshot, w);
-  return std::move(w).Finish();
+  return std::move(w).FinishChunks();
 }
+
+std::string RenderText(const Snapshot& snapshot) { return RenderChunks(snapshot).Join(); }
 
 }  // namespace gpuattr::publish

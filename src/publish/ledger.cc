@@ -30,9 +30,8 @@ constexpr FamilySpec kNamespaceEnergy{
 constexpr FamilySpec kFamilies[] = {kIdle, kIdleSeconds, kPodEnergy, kNamespaceEnergy};
 
 Labels PodNodeLabels(const std::string& cluster, const ledger::PodLedger& p) {
-  Labels l = PodLabels(cluster, p.id);
-  l.emplace("node", p.node);
-  return l;
+  return Labels{
+      {"cluster", cluster}, {"namespace", p.id.namespace_}, {"node", p.node}, {"pod", p.id.name}};
 }
 
 void Build(const Snapshot& s, FamilyWriter& w) {

@@ -59,9 +59,8 @@ void Build(const Snapshot& s, FamilyWriter& w) {
 }
 
 Labels PodNodeLabels(const attribution::Attribution& a, const attribution::Pod& p) {
-  Labels l = PodLabels(a.cluster, p.id);
-  l.emplace("node", p.node);
-  return l;
+  return Labels{
+      {"cluster", a.cluster}, {"namespace", p.id.namespace_}, {"node", p.node}, {"pod", p.id.name}};
 }
 
 }  // namespace

@@ -131,8 +131,9 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(
         });
   }
   srv.Get("/metrics", [st](const httplib::Request&, httplib::Response& res) {
-    // httplib gzips text/* bodies itself when the request's Accept-Encoding allows it.
-    res.set_content(RenderText(*st->Get()), kMetricsContentType);
+    // The exposition rendered when the snapshot was published. httplib copies it into the
+    // response and gzips text/* bodies itself when the request's Accept-Encoding allows it.
+    res.set_content(st->GetExposition()->text.Join(), kMetricsContentType);
   });
   srv.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("ok\n", "text/plain; charset=utf-8");

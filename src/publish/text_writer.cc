@@ -8,6 +8,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <utility>
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 namespace gpuattr::publish {
 namespace {
@@ -22,6 +26,33 @@ constexpr std::array<uint8_t, 256> kLabelByteClass = [] {
   for (int c = 0x80; c < 0x100; ++c) t[c] = 2;
   return t;
 }();
+
+char* Copy(char* p, std::string_view s) {
+  std::memcpy(p, s.data(), s.size());
+  return p + s.size();
+}
+
+// Copy for the short strings of a series line (label names and values, metric names), inline:
+// two overlapping loads and stores of 8 (or 4) bytes instead of a call to memcpy. Reads only
+// inside `s`.
+inline char* CopyShort(char* p, std::string_view s) {
+  const size_t n = s.size();
+  const char* src = s.data();
+  if (n >= 8) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) std::memcpy(p + i, src + i, 8);
+    if (i < n) std::memcpy(p + n - 8, src + n - 8, 8);
+  } else if (n >= 4) {
+    uint32_t a, b;
+    std::memcpy(&a, src, 4);
+    std::memcpy(&b, src + n - 4, 4);
+    std::memcpy(p, &a, 4);
+    std::memcpy(p + n - 4, &b, 4);
+  } else {
+    for (size_t i = 0; i < n; ++i) p[i] = src[i];
+  }
+  return p + n;
+}
 
 // Length of the valid UTF-8 sequence starting at s[i] (a byte >= 0x80), or 0 when it is not one.
 size_t Utf8SequenceLength(std::string_view s, size_t i) {
@@ -43,18 +74,55 @@ size_t Utf8SequenceLength(std::string_view s, size_t i) {
   return 0;
 }
 
+// Whether any of the 8 bytes of `x` is \\, ", newline or >= 0x80 (the bytes a label value needs
+// to look at), with the usual has-zero-byte trick on x XOR each byte value.
+template <typename Word>
+bool AnySpecialByte(Word x) {
+  constexpr Word kOnes = static_cast<Word>(0x0101010101010101ull);
+  constexpr Word kHigh = static_cast<Word>(0x8080808080808080ull);
+  auto has_zero = [](Word v) { return static_cast<Word>((v - kOnes) & ~v & kHigh); };
+  return ((x & kHigh) | has_zero(x ^ static_cast<Word>(kOnes * '\\')) |
+          has_zero(x ^ static_cast<Word>(kOnes * '"')) |
+          has_zero(x ^ static_cast<Word>(kOnes * '\n'))) != 0;
+}
+
+// Whether `v` needs no escaping and no UTF-8 check (the usual label value), reading only its
+// bytes: 8 at a time, the last word overlapping (or two overlapping 4-byte words when shorter).
+bool PlainValue(std::string_view v) {
+  const size_t n = v.size();
+  const char* s = v.data();
+  if (n >= 8) {
+    for (size_t i = 0; i + 8 <= n; i += 8) {
+      uint64_t x;
+      std::memcpy(&x, s + i, 8);
+      if (AnySpecialByte(x)) return false;
+    }
+    uint64_t last;
+    std::memcpy(&last, s + n - 8, 8);
+    return !AnySpecialByte(last);
+  }
+  if (n >= 4) {
+    uint32_t a, b;
+    std::memcpy(&a, s, 4);
+    std::memcpy(&b, s + n - 4, 4);
+    return !AnySpecialByte(a) && !AnySpecialByte(b);
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (kLabelByteClass[static_cast<unsigned char>(s[i])] != 0) return false;
+  return true;
+}
+
 // Writes the escaped value at `p` (room for 3 bytes per input byte) and returns the new end.
 char* WriteLabelValue(char* p, std::string_view v) {
+  if (PlainValue(v)) return CopyShort(p, v);  // most values need nothing
   size_t i = 0;
   const size_t n = v.size();
   while (i < n) {
-    size_t start = i;
-    while (i < n && kLabelByteClass[static_cast<unsigned char>(v[i])] == 0) ++i;
-    std::memcpy(p, v.data() + start, i - start);
-    p += i - start;
-    if (i == n) break;
     const char c = v[i];
-    if (c == '\\' || c == '"') {
+    if (kLabelByteClass[static_cast<unsigned char>(c)] == 0) {
+      *p++ = c;
+      ++i;
+    } else if (c == '\\' || c == '"') {
       *p++ = '\\';
       *p++ = c;
       ++i;
@@ -76,16 +144,6 @@ char* WriteLabelValue(char* p, std::string_view v) {
   return p;
 }
 
-char* Copy(char* p, std::string_view s) {
-  std::memcpy(p, s.data(), s.size());
-  return p + s.size();
-}
-
-void Free(char*& data) {
-  std::free(data);
-  data = nullptr;
-}
-
 }  // namespace
 
 size_t FormatValue(double v, char* out) {
@@ -97,6 +155,41 @@ size_t FormatValue(double v, char* out) {
     if (v == 0) return static_cast<size_t>(Copy(p, std::signbit(v) ? "-0" : "0") - out);
     auto r = std::to_chars(p, p + kMaxValueChars, static_cast<int64_t>(v));
     return static_cast<size_t>(r.ptr - out);
+  }
+  // Up to 6 decimals (ratios, watts, seconds): the smallest d for which v * 10^d is a whole
+  // number k that reads back as v (k / 10^d is exactly how a reader rounds the text), written
+  // as fixed-point: the shortest digits without going through the general conversion.
+  static constexpr double kPow10[] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6};
+  if (const double a = std::fabs(v); a >= 1e-4 && a < 1e15) {
+    for (int d = 1; d <= 6; ++d) {
+      const double m = v * kPow10[d];
+      if (std::fabs(m) >= 9007199254740992.0) break;
+      if (m != std::trunc(m) || m / kPow10[d] != v) continue;
+      int64_t k = static_cast<int64_t>(m);
+      while (d > 0 && k % 10 == 0) {  // a product rounded up at a smaller d: drop its zeros
+        k /= 10;
+        --d;
+      }
+      if (k < 0) {
+        *p++ = '-';
+        k = -k;
+      }
+      char digits[24];
+      const size_t n = static_cast<size_t>(std::to_chars(digits, digits + 24, k).ptr - digits);
+      const size_t dd = static_cast<size_t>(d);
+      if (n <= dd) {  // 0.000ddd
+        p = Copy(p, "0.");
+        for (size_t z = n; z < dd; ++z) *p++ = '0';
+        p = Copy(p, {digits, n});
+      } else {
+        p = Copy(p, {digits, n - dd});
+        if (dd > 0) {
+          *p++ = '.';
+          p = Copy(p, {digits + n - dd, dd});
+        }
+      }
+      return static_cast<size_t>(p - out);
+    }
   }
   // The shortest digits that round-trip, from "[-]d[.ddd]e±XX".
   char sci[kMaxValueChars];
@@ -160,9 +253,43 @@ TextWriter::TextWriter(std::span<const FamilyGroup* const> groups) {
     for (const FamilySpec& spec : g->families) Find(spec);
 }
 
-TextWriter::~TextWriter() {
-  for (Family& f : families_) Free(f.body.data);
+TextBuffer::~TextBuffer() {
+  if (data_) ::munmap(data_, capacity_);
 }
+
+TextBuffer::TextBuffer(TextBuffer&& o) noexcept
+    : data_(std::exchange(o.data_, nullptr)),
+      size_(std::exchange(o.size_, 0)),
+      capacity_(std::exchange(o.capacity_, 0)) {}
+
+TextBuffer& TextBuffer::operator=(TextBuffer&& o) noexcept {
+  if (this != &o) {
+    if (data_) ::munmap(data_, capacity_);
+    data_ = std::exchange(o.data_, nullptr);
+    size_ = std::exchange(o.size_, 0);
+    capacity_ = std::exchange(o.capacity_, 0);
+  }
+  return *this;
+}
+
+char* TextBuffer::Reserve(size_t n) {
+  if (capacity_ - size_ >= n) return data_ + size_;
+  static const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  size_t want = std::max({capacity_ * 2, size_ + n, size_t{64} << 10});
+  want = (want + page - 1) / page * page;
+  void* p = data_
+                ? ::mremap(data_, capacity_, want, MREMAP_MAYMOVE)
+                : ::mmap(nullptr, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  // Large families: transparent huge pages where the system allows them, so that filling tens
+  // of MB costs a fault per 2 MiB instead of per 4 KiB (a no-op where THP is off).
+  if (want >= (size_t{4} << 20)) ::madvise(p, want, MADV_HUGEPAGE);
+  data_ = static_cast<char*>(p);
+  capacity_ = want;
+  return data_ + size_;
+}
+
+void TextBuffer::Append(std::string_view s) { Commit(Copy(Reserve(s.size()), s)); }
 
 TextWriter::Family& TextWriter::Find(const FamilySpec& spec) {
   // Groups add one family's series in a row: the previous family is the usual answer.
@@ -172,7 +299,21 @@ TextWriter::Family& TextWriter::Find(const FamilySpec& spec) {
   auto it = index_.find(spec.name);
   if (it == index_.end()) {  // not tabled: kept (at the end) rather than lost
     it = index_.emplace(spec.name, families_.size()).first;
-    families_.push_back({spec, {}});
+    Family f{spec, TextBuffer(), 0};
+    std::string header;
+    if (!spec.help.empty()) {  // as prometheus-cpp: no HELP line for an empty help
+      header += "# HELP ";
+      header += spec.name;
+      header += ' ';
+      header += EscapeHelp(spec.help);
+      header += '\n';
+    }
+    header += "# TYPE ";
+    header += spec.name;
+    header += spec.type == prometheus::MetricType::Counter ? " counter\n" : " gauge\n";
+    f.body.Append(header);
+    f.header_size = header.size();
+    families_.push_back(std::move(f));
   }
   last_ = it->second;
   return families_[last_];
@@ -182,19 +323,12 @@ void TextWriter::Add(const FamilySpec& spec, const Labels& labels, double value)
   Family& f = Find(spec);
   size_t bound = spec.name.size() + 2 + 1 + kMaxValueChars + 1;
   for (const Label& l : labels) bound += l.name.size() + 4 + 3 * l.value.size();
-  Buffer& b = f.body;
-  if (b.capacity - b.size < bound) {
-    size_t capacity = std::max({b.capacity * 2, b.size + bound, size_t{4096}});
-    void* grown = std::realloc(b.data, capacity);
-    if (!grown) throw std::bad_alloc();
-    b.data = static_cast<char*>(grown);
-    b.capacity = capacity;
-  }
-  char* p = Copy(b.data + b.size, spec.name);
+  TextBuffer& b = f.body;
+  char* p = CopyShort(b.Reserve(bound), spec.name);
   if (!labels.empty()) {
     *p++ = '{';
     for (const Label& l : labels) {
-      p = Copy(p, l.name);
+      p = CopyShort(p, l.name);
       *p++ = '=';
       *p++ = '"';
       p = WriteLabelValue(p, l.value);
@@ -206,43 +340,38 @@ void TextWriter::Add(const FamilySpec& spec, const Labels& labels, double value)
   *p++ = ' ';
   p += FormatValue(value, p);
   *p++ = '\n';
-  b.size = static_cast<size_t>(p - b.data);
+  b.Commit(p);
 }
 
-std::string TextWriter::Finish() && {
-  auto type_name = [](prometheus::MetricType t) {
-    return t == prometheus::MetricType::Counter ? std::string_view("counter")
-                                                : std::string_view("gauge");
-  };
-  std::vector<std::string> help(families_.size());
-  size_t total = 0;
-  for (size_t i = 0; i < families_.size(); ++i) {
-    const Family& f = families_[i];
-    if (f.body.size == 0) continue;
-    help[i] = EscapeHelp(f.spec.help);
-    total += 2 * f.spec.name.size() + help[i].size() + f.body.size + 32;
-  }
+ExpositionText TextWriter::FinishChunks() && {
+  ExpositionText out;
+  for (Family& f : families_)
+    if (f.body.size() > f.header_size) out.Add(std::move(f.body));
+  families_.clear();  // the empty families' buffers go with them
+  return out;
+}
+
+std::string TextWriter::Finish() && { return std::move(*this).FinishChunks().Join(); }
+
+void ExpositionText::Add(TextBuffer chunk) {
+  pieces_.push_back(chunk.view());
+  size_ += chunk.size();
+  owned_.push_back(std::move(chunk));
+}
+
+ExpositionText ExpositionText::Of(std::string_view text) {
+  ExpositionText out;
+  if (text.empty()) return out;
+  TextBuffer b;
+  b.Append(text);
+  out.Add(std::move(b));
+  return out;
+}
+
+std::string ExpositionText::Join() const {
   std::string out;
-  out.reserve(total);
-  for (size_t i = 0; i < families_.size(); ++i) {
-    Family& f = families_[i];
-    if (f.body.size == 0) continue;
-    if (!help[i].empty()) {  // as prometheus-cpp: no HELP line for an empty help
-      out += "# HELP ";
-      out += f.spec.name;
-      out += ' ';
-      out += help[i];
-      out += '\n';
-    }
-    out += "# TYPE ";
-    out += f.spec.name;
-    out += ' ';
-    out += type_name(f.spec.type);
-    out += '\n';
-    out.append(f.body.data, f.body.size);
-    Free(f.body.data);  // the family's text is in `out` now: give the memory back as we go
-    f.body = {};
-  }
+  out.reserve(size_);
+  for (std::string_view p : pieces_) out.append(p);
   return out;
 }
 

@@ -9,6 +9,7 @@
 //
 // Reported: time per stage and for the whole pipeline, bytes parsed, series rendered, peak RSS.
 #include <benchmark/benchmark.h>
+#include <prometheus/text_serializer.h>
 #include <sys/resource.h>
 
 #include <memory>
@@ -21,8 +22,11 @@
 #include "gpuattr/attribution/attribution.h"
 #include "gpuattr/expo/parser.h"
 #include "gpuattr/kube/objects.h"
+#include "gpuattr/publish/exposition.h"
 #include "gpuattr/publish/families.h"
 #include "gpuattr/publish/snapshot.h"
+#include "gpuattr/publish/store.h"
+#include "gpuattr/publish/text_writer.h"
 #include "gpuattr/sources/dcgm.h"
 
 namespace {
@@ -226,11 +230,49 @@ void BM_RenderMetrics(benchmark::State& state) {
   const publish::Snapshot s = MakeSnapshot(Stages(c, ParseAndRead(c), stages, 1764460800));
   size_t bytes = 0;
   for (auto _ : state) {
-    std::string text = publish::RenderText(s);
+    publish::ExpositionText text = publish::RenderChunks(s);
     bytes = text.size();
     benchmark::DoNotOptimize(text);
   }
   state.counters["metrics_MB"] = static_cast<double>(bytes) / 1e6;
+  Counters(state);
+}
+
+// The previous way, and the reference the streamed text is tested against: prometheus-cpp's
+// MetricFamily objects and TextSerializer.
+void BM_RenderMetricsReference(benchmark::State& state) {
+  const Cluster& c = Synthetic();
+  app::StageState stages;
+  const publish::Snapshot s = MakeSnapshot(Stages(c, ParseAndRead(c), stages, 1764460800));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(prometheus::TextSerializer().Serialize(publish::BuildFamilies(s)));
+  Counters(state);
+}
+
+void BM_GzipExposition(benchmark::State& state) {
+  const Cluster& c = Synthetic();
+  app::StageState stages;
+  const std::string text =
+      publish::RenderText(MakeSnapshot(Stages(c, ParseAndRead(c), stages, 1764460800)));
+  size_t gz = 0;
+  for (auto _ : state) {
+    publish::Exposition e = publish::MakeExposition(publish::ExpositionText::Of(text));
+    gz = e.gzip_head.size();
+    benchmark::DoNotOptimize(e);
+  }
+  state.counters["gzip_MB"] = static_cast<double>(gz) / 1e6;
+  state.counters["metrics_MB"] = static_cast<double>(text.size()) / 1e6;
+  Counters(state);
+}
+
+// Render and gzip once, then swap: what a publication costs the cycle.
+void BM_PublishSnapshot(benchmark::State& state) {
+  const Cluster& c = Synthetic();
+  app::StageState stages;
+  auto s = std::make_shared<const publish::Snapshot>(
+      MakeSnapshot(Stages(c, ParseAndRead(c), stages, 1764460800)));
+  publish::SnapshotStore store;
+  for (auto _ : state) store.Publish(s);
   Counters(state);
 }
 
@@ -252,6 +294,9 @@ BENCHMARK(BM_Allocate)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RunStages)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RenderMetrics)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_FullCycleStages)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RenderMetricsReference)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GzipExposition)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PublishSnapshot)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

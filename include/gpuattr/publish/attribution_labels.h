@@ -7,9 +7,11 @@
 namespace gpuattr::publish {
 
 // cluster, node, gpu and gpu_instance (left out for a whole GPU: absent, not "").
+// (Built in name order, so that every label is appended: a label set is made per series.)
 inline Labels DeviceLabels(const std::string& cluster, const attribution::DeviceId& id) {
-  Labels l{{"cluster", cluster}, {"node", id.node}, {"gpu", id.gpu}};
+  Labels l{{"cluster", cluster}, {"gpu", id.gpu}};
   if (id.gpu_instance) l.emplace("gpu_instance", *id.gpu_instance);
+  l.emplace("node", id.node);
   return l;
 }
 

@@ -14,6 +14,7 @@
 #include <array>
 #include <cstddef>
 #include <initializer_list>
+#include <new>
 #include <span>
 #include <string>
 #include <string_view>
@@ -54,19 +55,40 @@ class Labels {
     for (const Label& l : labels) emplace(l.name, l.value);
   }
   // Throws std::length_error past kMax labels (a programming error in a group, never input).
-  bool emplace(std::string_view name, std::string_view value);
+  bool emplace(std::string_view name, std::string_view value) {
+    if (size_ < kMax && (size_ == 0 || NameOrder(items()[size_ - 1].name, name) < 0)) {
+      new (storage_ + size_ * sizeof(Label)) Label(name, value);  // in order: append
+      ++size_;
+      return true;
+    }
+    return Insert(name, value);
+  }
   bool emplace(std::string_view name, const char* value) {
     return emplace(name, std::string_view(value));
   }
   bool emplace(std::string_view name, std::string&& value) = delete;  // would dangle
 
-  const Label* begin() const { return items_.data(); }
-  const Label* end() const { return items_.data() + size_; }
+  const Label* begin() const { return items(); }
+  const Label* end() const { return items() + size_; }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
 
  private:
-  std::array<Label, kMax> items_;
+  // a <=> b as std::string_view orders them (bytes as unsigned char), inline: label names are a
+  // few bytes long and a label set is built for every series rendered.
+  static int NameOrder(std::string_view a, std::string_view b) {
+    const size_t n = a.size() < b.size() ? a.size() : b.size();
+    for (size_t i = 0; i < n; ++i)
+      if (a[i] != b[i])
+        return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]) ? -1 : 1;
+    return a.size() == b.size() ? 0 : (a.size() < b.size() ? -1 : 1);
+  }
+  bool Insert(std::string_view name, std::string_view value);  // out of order, duplicate, full
+  // Raw storage, not kMax constructed Labels: a label set is made for every series rendered, and
+  // only its first size_ items are ever read (string_view is trivially copyable).
+  const Label* items() const { return std::launder(reinterpret_cast<const Label*>(storage_)); }
+  Label* items() { return std::launder(reinterpret_cast<Label*>(storage_)); }
+  alignas(Label) unsigned char storage_[kMax * sizeof(Label)];
   size_t size_ = 0;
 };
 

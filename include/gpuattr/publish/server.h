@@ -3,34 +3,15 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "gpuattr/publish/snapshot.h"
+#include "gpuattr/publish/store.h"
 #include "gpuattr/util/clock.h"
 #include "gpuattr/util/status.h"
 
 namespace gpuattr::publish {
-
-// Holds the latest Snapshot. The loop builds a new one completely, then swaps it in; readers take
-// a reference-counted pointer, so a scrape never sees a half-built snapshot.
-class SnapshotStore {
- public:
-  SnapshotStore() : current_(std::make_shared<const Snapshot>()) {}
-  std::shared_ptr<const Snapshot> Get() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return current_;
-  }
-  void Publish(std::shared_ptr<const Snapshot> s) {
-    std::lock_guard<std::mutex> lock(mu_);
-    current_ = std::move(s);
-  }
-
- private:
-  mutable std::mutex mu_;
-  std::shared_ptr<const Snapshot> current_;
-};
 
 struct Credential {
   std::string username;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -15,34 +16,81 @@
 
 namespace gpuattr::publish {
 
+// A growable byte buffer in its own anonymous memory mapping: it grows in place or by remapping
+// (never by copying), and its memory goes back to the system when it is freed. Exposition text
+// is tens of MB made fresh every publication; malloc would copy on growth and keep freed blocks.
+class TextBuffer {
+ public:
+  TextBuffer() = default;
+  ~TextBuffer();
+  TextBuffer(TextBuffer&& o) noexcept;
+  TextBuffer& operator=(TextBuffer&& o) noexcept;
+  TextBuffer(const TextBuffer&) = delete;
+  TextBuffer& operator=(const TextBuffer&) = delete;
+
+  // Room for `n` more bytes at the end; write them, then Commit the new end. Throws
+  // std::bad_alloc when the system refuses memory.
+  char* Reserve(size_t n);
+  void Commit(char* end) { size_ = static_cast<size_t>(end - data_); }
+  void Append(std::string_view s);
+
+  const char* data() const { return data_; }
+  size_t size() const { return size_; }
+  std::string_view view() const { return {data_, size_}; }
+
+ private:
+  char* data_ = nullptr;
+  size_t size_ = 0;
+  size_t capacity_ = 0;  // the mapping's length
+};
+
+// The exposition text as TextWriter made it: one chunk per family (its HELP, TYPE and series), in
+// table order. The chunks are never joined: the server sends them one after the other.
+class ExpositionText {
+ public:
+  ExpositionText() = default;
+  std::span<const std::string_view> pieces() const { return pieces_; }
+  size_t size() const { return size_; }
+  std::string Join() const;
+  // One chunk holding a copy of `text` (tests, and texts not made by TextWriter).
+  static ExpositionText Of(std::string_view text);
+
+ private:
+  friend class TextWriter;
+  void Add(TextBuffer chunk);
+  std::vector<TextBuffer> owned_;
+  std::vector<std::string_view> pieces_;
+  size_t size_ = 0;
+};
+
 class TextWriter final : public FamilyWriter {
  public:
   TextWriter() = default;
   // Declares the families of `groups` in table order first.
   explicit TextWriter(std::span<const FamilyGroup* const> groups);
-  ~TextWriter() override;
   TextWriter(const TextWriter&) = delete;
   TextWriter& operator=(const TextWriter&) = delete;
 
   void Add(const FamilySpec& spec, const Labels& labels, double value) override;
   // HELP, TYPE and the series of every family that has series, in declaration order.
-  std::string Finish() &&;
+  ExpositionText FinishChunks() &&;
+  std::string Finish() &&;  // the same, joined
 
  private:
-  struct Buffer {
-    char* data = nullptr;
-    size_t size = 0;
-    size_t capacity = 0;
-  };
   struct Family {
     FamilySpec spec;
-    Buffer body;
+    TextBuffer body;     // starts with the HELP and TYPE lines
+    size_t header_size;  // their length: a body no longer than this has no series
   };
   Family& Find(const FamilySpec& spec);
   std::vector<Family> families_;
   std::unordered_map<std::string_view, size_t> index_;
   size_t last_ = static_cast<size_t>(-1);
 };
+
+// Every group of the table through TextWriter, unjoined: what SnapshotStore keeps and /metrics
+// serves (RenderText in families.h is the same text, joined). Defined in families.cc.
+ExpositionText RenderChunks(const Snapshot& snapshot);
 
 // The building blocks, tested on their own.
 //

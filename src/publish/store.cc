@@ -1,0 +1,52 @@
+#include "gpuattr/publish/store.h"
+
+#include <exception>
+
+#include "gpuattr/publish/text_writer.h"
+#include "gpuattr/util/log.h"
+
+namespace gpuattr::publish {
+
+SnapshotStore::SnapshotStore() : SnapshotStore(nullptr) {}
+
+SnapshotStore::SnapshotStore(std::function<void()> before_swap)
+    : before_swap_(std::move(before_swap)),
+      current_(std::make_shared<const Snapshot>()),
+      exposition_(std::make_shared<const Exposition>(MakeExposition(ExpositionText()))) {}
+
+std::shared_ptr<const Snapshot> SnapshotStore::Get() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return current_;
+}
+
+std::shared_ptr<const Exposition> SnapshotStore::GetExposition() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return exposition_;
+}
+
+void SnapshotStore::Publish(std::shared_ptr<const Snapshot> snapshot) {
+  std::lock_guard<std::mutex> rendering(render_mu_);
+  std::shared_ptr<const Exposition> bytes;
+  try {
+    bytes = std::make_shared<const Exposition>(MakeExposition(RenderChunks(*snapshot)));
+  } catch (const std::exception& e) {
+    log::Error("rendering /metrics failed; the previous exposition stays served",
+               {{"err", e.what()}});
+  }
+  if (before_swap_) before_swap_();
+  std::shared_ptr<const Snapshot> old_snapshot;
+  std::shared_ptr<const Exposition> old_bytes;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    old_snapshot = std::move(current_);
+    current_ = std::move(snapshot);
+    if (bytes) {
+      old_bytes = std::move(exposition_);
+      exposition_ = std::move(bytes);
+    }
+  }
+  // The previous snapshot and bytes are freed here, outside the lock, unless a scrape still
+  // holds them.
+}
+
+}  // namespace gpuattr::publish
