@@ -58,7 +58,8 @@ constexpr FamilySpec kPendingHint{
     "gpuattr_pending_pod_hint", MetricType::Gauge,
     "Always 1: why the unscheduled GPU pod waits. hint: resource_not_offered, mig_partitioned, "
     "exceeds_node_max, dra_no_device, dra_exceeds_node_max, waiting_for_free_device; message "
-    "says it for people (offers, limits, idle pods holding the resource)."};
+    "says it for people without changing numbers, so the series survives a count changing (the "
+    "offers, limits and idle pods holding the resource are on the status page)."};
 
 constexpr FamilySpec kFamilies[] = {
     kPodRequested,      kNamespaceRequested, kNamespacePending, kNodeCapacity, kNodeAllocatable,

@@ -106,7 +106,7 @@ TEST(AllocationDraScenario, NodeHoldsTwoDevicesAndTheEightGpuJobIsHinted) {
   ASSERT_EQ(a.pending.size(), 1u);
   EXPECT_EQ(a.pending[0].pod, (kube::PodId{"ml", "big-train"}));
   EXPECT_EQ(a.pending[0].hint.code, "dra_exceeds_node_max");
-  EXPECT_EQ(a.pending[0].hint.message,
+  EXPECT_EQ(a.pending[0].hint.text,
             "Needs 8 gpu on one node (claim eight-gpus); the most any node offers is 2.");
   ASSERT_EQ(a.pods.size(), 2u);
   EXPECT_EQ(a.pods[0].pod, (kube::PodId{"ml", "llm-dra-0"}));

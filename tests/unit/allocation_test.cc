@@ -273,10 +273,11 @@ TEST(AllocationHints, ResourceNotOfferedListsOffersLargestFirstWithoutShared) {
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(p->hint.code, "resource_not_offered");
   EXPECT_EQ(p->hint.resource, "nvidia.com/mig-2g.20gb");
-  EXPECT_EQ(p->hint.message,
+  EXPECT_EQ(p->hint.text,
             "No node offers mig-2g.20gb. The cluster offers: mig-1g.10gb \u00d746, gpu \u00d71, "
             "mig-3g.40gb \u00d71.");
-  EXPECT_EQ(p->hint.message.find(".shared"), std::string::npos);
+  EXPECT_EQ(p->hint.text.find(".shared"), std::string::npos);
+  EXPECT_EQ(p->hint.message, "No node offers mig-2g.20gb.");  // the label: no counts
   ASSERT_TRUE(p->age_seconds.has_value());
   EXPECT_DOUBLE_EQ(*p->age_seconds, 4000);
   EXPECT_EQ(a.namespaces[0].pending_pods, 1u);
@@ -290,9 +291,12 @@ TEST(AllocationHints, WholeGpuOnAMigOnlyClusterIsMigPartitioned) {
   ASSERT_EQ(a.pending.size(), 1u);
   EXPECT_EQ(a.pending[0].hint.code, "mig_partitioned");
   EXPECT_EQ(a.pending[0].hint.resource, "nvidia.com/gpu");
-  EXPECT_NE(a.pending[0].hint.message.find("request a slice such as nvidia.com/mig-1g.10gb"),
+  EXPECT_NE(a.pending[0].hint.text.find("request a slice such as nvidia.com/mig-1g.10gb"),
             std::string::npos)
-      << a.pending[0].hint.message;
+      << a.pending[0].hint.text;
+  EXPECT_EQ(a.pending[0].hint.message,
+            "No node offers whole GPUs (nvidia.com/gpu): the GPUs are MIG-partitioned; request a "
+            "MIG slice (nvidia.com/mig-<profile>).");
 }
 
 TEST(AllocationHints, MoreDevicesThanAnyNodeHasExceedsNodeMax) {
@@ -303,7 +307,8 @@ TEST(AllocationHints, MoreDevicesThanAnyNodeHasExceedsNodeMax) {
   Allocation a = w.Run();
   ASSERT_EQ(a.pending.size(), 1u);
   EXPECT_EQ(a.pending[0].hint.code, "exceeds_node_max");
-  EXPECT_EQ(a.pending[0].hint.message, "Needs 16 gpu on one node; the most any node has is 4.");
+  EXPECT_EQ(a.pending[0].hint.text, "Needs 16 gpu on one node; the most any node has is 4.");
+  EXPECT_EQ(a.pending[0].hint.message, "Needs more gpu on one node than any node has.");
 }
 
 TEST(AllocationHints, WaitingCountsIdlePodsHoldingTheSameResource) {
@@ -323,13 +328,16 @@ TEST(AllocationHints, WaitingCountsIdlePodsHoldingTheSameResource) {
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(p->hint.code, "waiting_for_free_device");
   EXPECT_EQ(p->hint.resource, "nvidia.com/gpu");
-  EXPECT_EQ(p->hint.message,
+  EXPECT_EQ(p->hint.text,
             "Waiting for 1 free gpu on one node; 2 idle pods hold gpu (reclaimable capacity).");
 
   w.attribution.pods.clear();
   Allocation b = w.Run();
-  EXPECT_EQ(FindPending(b, "ml", "next")->hint.message,
+  EXPECT_EQ(FindPending(b, "ml", "next")->hint.text,
             "Waiting for 1 free gpu on one node; no idle pod holds gpu.");
+  // The label stays the same while the number of idle holders changes.
+  EXPECT_EQ(p->hint.message, "Waiting for free gpu on one node.");
+  EXPECT_EQ(FindPending(b, "ml", "next")->hint.message, p->hint.message);
 }
 
 TEST(AllocationHints, PendingPodWithoutGpuRequestIsNotAGpuPod) {
@@ -394,6 +402,7 @@ TEST(AllocationDra, NoNodePublishingTheClassTypeIsDraNoDevice) {
   EXPECT_EQ(a.pending[0].hint.resource, "gpu.nvidia.com/mig");
   EXPECT_EQ(a.pending[0].hint.message,
             "No node publishes a mig device in a DRA ResourceSlice (claim c).");
+  EXPECT_EQ(a.pending[0].hint.text, a.pending[0].hint.message);
   EXPECT_EQ(a.pending[0].requested, (ResourceCounts{{"gpu.nvidia.com/mig", 1}}));
 }
 
@@ -406,8 +415,10 @@ TEST(AllocationDra, ClaimForMoreThanOneNodeOffersIsDraExceedsNodeMax) {
   Allocation a = w.Run();
   ASSERT_EQ(a.pending.size(), 1u);
   EXPECT_EQ(a.pending[0].hint.code, "dra_exceeds_node_max");
-  EXPECT_EQ(a.pending[0].hint.message,
+  EXPECT_EQ(a.pending[0].hint.text,
             "Needs 8 gpu on one node (claim eight-gpus); the most any node offers is 2.");
+  EXPECT_EQ(a.pending[0].hint.message,
+            "Needs more gpu on one node than any node offers (claim eight-gpus).");
 }
 
 TEST(AllocationDra, ClaimThatFitsWaitsAndNonGpuClaimsAreIgnored) {
@@ -488,7 +499,8 @@ TEST(AllocationPublish, HintSeriesCarriesResourceCodeAndMessage) {
   EXPECT_EQ(Label(m, "pod"), "huge");
   EXPECT_EQ(Label(m, "resource"), "nvidia.com/mig-1g.10gb");
   EXPECT_EQ(Label(m, "hint"), "exceeds_node_max");
-  EXPECT_EQ(Label(m, "message"), "Needs 50 mig-1g.10gb on one node; the most any node has is 46.");
+  // The label carries no number that may change (the request, the node maximum).
+  EXPECT_EQ(Label(m, "message"), "Needs more mig-1g.10gb on one node than any node has.");
   ASSERT_NE(Family(fs, "gpuattr_pending_pod_seconds"), nullptr);
   EXPECT_DOUBLE_EQ(Family(fs, "gpuattr_pending_pod_seconds")->metric[0].gauge.value, 4000);
   const auto* capacity = Family(fs, "gpuattr_node_devices_capacity");
@@ -524,6 +536,8 @@ TEST(AllocationStatusPage, ListsPendingPodsWithTheirHintEscaped) {
   EXPECT_NE(page.find("ml/wants-&lt;2g&gt;"), std::string::npos);
   EXPECT_NE(page.find("resource_not_offered"), std::string::npos);
   EXPECT_NE(page.find("No node offers mig-2g.20gb."), std::string::npos);
+  // The page shows the full text, numbers included (the label has none).
+  EXPECT_NE(page.find("The cluster offers: mig-1g.10gb \u00d746"), std::string::npos);
 
   gpuattr::testing::MutableOutput(s.clusters[0]).allocation = MixedMigNode().Run();
   EXPECT_NE(publish::RenderStatusPage(s, 5000).find("No pending GPU pods."), std::string::npos);

@@ -59,7 +59,12 @@ struct Hint {
   std::string resource;  // the resource the hint is about, named in full
   std::string code;      // resource_not_offered, mig_partitioned, exceeds_node_max,
                          // dra_no_device, dra_exceeds_node_max, waiting_for_free_device
+  // The `message` label: what code and resource say, without changing numbers (offers, counts,
+  // idle pods), so that the series and every alert's `for:` survive a count changing.
   std::string message;
+  // The whole message with its numbers, for people (status page): "No node offers mig-2g.20gb.
+  // The cluster offers: mig-1g.10gb ×46, gpu ×1."
+  std::string text;
 };
 
 // An unscheduled GPU pod (no nodeName; requests a GPU resource or holds a GPU DRA claim).
