@@ -186,10 +186,59 @@ TEST(AttributionRules, LonePodOnSharedNodeIsTimeSliced) {
   kube::Node shared;
   shared.name = "n2";
   shared.capacity["nvidia.com/gpu.shared"] = 8;
-  EXPECT_TRUE(NodeSharesGpus(shared));
+  EXPECT_TRUE(NodeSharingOf(shared).whole_gpus);
+  EXPECT_TRUE(NodeSharingOf(shared).mig_slices);  // no mig-* resource: slices are nvidia.com/gpu
   kube::Node one;
   one.labels["nvidia.com/gpu.replicas"] = "1";
-  EXPECT_FALSE(NodeSharesGpus(one));
+  EXPECT_FALSE(NodeSharingOf(one).whole_gpus);
+  kube::Node unrenamed;  // nvidia.com/gpu counts replicas without being renamed
+  unrenamed.capacity["nvidia.com/gpu"] = 16;
+  unrenamed.labels["nvidia.com/gpu.replicas"] = "4";
+  EXPECT_TRUE(NodeSharingOf(unrenamed).whole_gpus);
+  EXPECT_EQ(ReplicasLabel(unrenamed, "nvidia.com/gpu"), 4);
+  EXPECT_EQ(ReplicasLabel(unrenamed, "nvidia.com/mig-1g.10gb"), 1);
+  unrenamed.labels["nvidia.com/gpu.replicas"] = "four";
+  EXPECT_EQ(ReplicasLabel(unrenamed, "nvidia.com/gpu"), 1);
+}
+
+// mig.strategy=mixed nodes often advertise `.shared` resources at 0 (a sharing config that gives
+// no replicas): that time-slices nothing, so a MIG slice with one pod stays `mig`, `dcgm_pod`.
+TEST(AttributionRules, SharedResourceAtZeroTimeSlicesNothing) {
+  kube::Node n;
+  n.name = "mig-1";
+  n.labels["nvidia.com/mig.strategy"] = "mixed";
+  // The sharing config names nvidia.com/gpu, but every card is MIG-partitioned: whole-GPU
+  // replicas say nothing about the slices.
+  n.labels["nvidia.com/gpu.replicas"] = "4";
+  n.labels["nvidia.com/mig-1g.10gb.replicas"] = "1";
+  for (const char* r : {"nvidia.com/gpu.shared", "nvidia.com/mig-1g.10gb.shared"}) {
+    n.capacity[r] = 0;
+    n.allocatable[r] = 0;
+  }
+  n.capacity["nvidia.com/mig-1g.10gb"] = 2;
+  EXPECT_FALSE(NodeSharingOf(n).mig_slices);
+  Feed r;
+  r.objects.nodes["mig-1"] = n;
+  r.Dcgm("mig-1",
+         "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"U0\",GPU_I_PROFILE=\"1g.10gb\",GPU_I_ID=\"7\","
+         "namespace=\"a\",pod=\"x\"} 70\n"
+         "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"U0\",GPU_I_PROFILE=\"1g.10gb\",GPU_I_ID=\"8\","
+         "namespace=\"b\",pod=\"y\"} 70\n");
+  Attribution a = r.Go();
+  ASSERT_EQ(a.pod_devices.size(), 2u);
+  for (const PodDevice& l : a.pod_devices) {
+    EXPECT_EQ(l.sharing, Sharing::kMig) << l.pod.name;
+    EXPECT_EQ(l.method, Method::kDcgmPod) << l.pod.name;
+    EXPECT_DOUBLE_EQ(*l.power_watts, 35) << l.pod.name;
+  }
+
+  // Replicas above 0 (or a replicas label > 1) for a MIG profile do time-slice the slices.
+  n.capacity["nvidia.com/mig-1g.10gb.shared"] = 4;
+  EXPECT_TRUE(NodeSharingOf(n).mig_slices);
+  n.capacity["nvidia.com/mig-1g.10gb.shared"] = 0;
+  n.labels["nvidia.com/mig-1g.10gb.replicas"] = "2";
+  EXPECT_TRUE(NodeSharingOf(n).mig_slices);
+  EXPECT_FALSE(NodeSharingOf(kube::Node{}).whole_gpus);
 }
 
 TEST(AttributionRules, NodeComesFromTheExporterPodThenTheHostnameLabel) {
