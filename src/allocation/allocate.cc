@@ -22,6 +22,7 @@ std::vector<NamespaceAllocation> Namespaces(const std::vector<PodRequest>& holde
   for (const PodRequest& p : holders) {
     NamespaceAllocation& ns = by_name[p.pod.namespace_];
     for (const auto& [resource, count] : p.requested) ns.requested[resource] += count;
+    for (const auto& [resource, count] : p.replicas) ns.replicas[resource] += count;
   }
   for (const PendingPod& p : pending) ++by_name[p.pod.namespace_].pending_pods;
   std::vector<NamespaceAllocation> out;
@@ -45,11 +46,13 @@ Allocation Allocate(const AllocationInput& input) {
   for (const auto& [key, pod] : objects.pods) {
     const kube::PodId id{pod.namespace_, pod.name};
     if (HoldsResources(pod)) {
-      ResourceCounts requested = EffectiveRequests(pod);
+      PodRequest held{id, pod.node_name, {}, {}};
+      const kube::Node* node = objects.FindNode(pod.node_name);
+      for (auto& [resource, count] : EffectiveRequests(pod))
+        (CountsReplicas(node, resource) ? held.replicas : held.requested)[resource] = count;
       if (auto it = dra.pod_held.find(id); it != dra.pod_held.end())
-        for (const auto& [resource, count] : it->second) requested[resource] += count;
-      if (!requested.empty())
-        out.pods.push_back(PodRequest{id, pod.node_name, std::move(requested)});
+        for (const auto& [resource, count] : it->second) held.requested[resource] += count;
+      if (!held.requested.empty() || !held.replicas.empty()) out.pods.push_back(std::move(held));
     } else if (IsUnscheduled(pod)) {
       ResourceCounts extended = EffectiveRequests(pod);
       PodClaims claims = ReadPodClaims(pod, objects);

@@ -109,7 +109,8 @@ Offer SummariseOffer(const std::vector<NodeResource>& node_resources, const DraV
   for (const PodRequest& p : holders) {
     auto it = idle.find(p.pod);
     if (it == idle.end() || !it->second) continue;
-    for (const auto& [resource, count] : p.requested) ++offer.idle_holders[resource];
+    for (const ResourceCounts* held : {&p.requested, &p.replicas})
+      for (const auto& [resource, count] : *held) ++offer.idle_holders[resource];
   }
   return offer;
 }

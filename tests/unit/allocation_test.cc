@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 
 #include "gpuattr/allocation/allocation.h"
 #include "gpuattr/allocation/resources.h"
@@ -255,12 +256,63 @@ TEST(AllocationPods, SharedReplicaPodIsAGpuPodUnderItsReplicaResourceButNoDevice
   Allocation a = w.Run();
   const PodRequest* p = FindPod(a, "lab", "nb");
   ASSERT_NE(p, nullptr);
-  EXPECT_EQ(p->requested, (ResourceCounts{{"nvidia.com/gpu.shared", 1}}));
-  EXPECT_EQ(a.nodes[0].capacity, 0);  // replicas are not devices
+  EXPECT_TRUE(p->requested.empty());  // replicas are never devices
+  EXPECT_EQ(p->replicas, (ResourceCounts{{"nvidia.com/gpu.shared", 1}}));
+  EXPECT_EQ(a.namespaces[0].replicas, (ResourceCounts{{"nvidia.com/gpu.shared", 1}}));
+  EXPECT_EQ(a.nodes[0].capacity, 0);  // replicas, and r unknown without the replicas label
   EXPECT_EQ(a.nodes[0].requested, 0);
   EXPECT_EQ(FindResource(a, "ts", "nvidia.com/gpu.shared")->free, 3);
   ASSERT_NE(FindPending(a, "lab", "nb2"), nullptr);
   EXPECT_EQ(a.namespaces[0].pending_pods, 1u);
+}
+
+// A time-sliced node counts replicas in its GPU resource whether it was renamed to `.shared` or
+// not: its device totals are physical GPUs (replicas ÷ r), and replica requests are replicas.
+TEST(AllocationNodes, TimeSlicedNodeCountsPhysicalGpusRenamedOrNot) {
+  World w;
+  kube::Node plain = MakeNode("plain", {{"nvidia.com/gpu", 16}});
+  plain.labels["nvidia.com/gpu.replicas"] = "4";
+  plain.allocatable["nvidia.com/gpu"] = 12;  // one GPU's 4 replicas withdrawn
+  w.Add(plain);
+  kube::Node renamed = MakeNode("renamed", {{"nvidia.com/gpu.shared", 16}});
+  renamed.labels["nvidia.com/gpu.replicas"] = "4";
+  w.Add(renamed);
+  kube::Node mig = MakeNode("mig-ts", {{"nvidia.com/mig-1g.10gb.shared", 14},
+                                       {"nvidia.com/mig-3g.40gb", 1},
+                                       {"nvidia.com/mig-3g.40gb.shared", 0}});
+  mig.labels["nvidia.com/mig-1g.10gb.replicas"] = "2";
+  w.Add(mig);
+  w.Add(Running("ml", "three", "plain", {{"nvidia.com/gpu", 3}}));
+  w.Add(Running("ml", "one", "renamed", {{"nvidia.com/gpu.shared", 1}}));
+  w.Add(Running("ml", "slice", "mig-ts", {{"nvidia.com/mig-3g.40gb", 1}}));
+  Allocation a = w.Run();
+  const NodeAllocation* p = FindNode(a, "plain");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->capacity, 4);
+  EXPECT_EQ(p->allocatable, 3);
+  EXPECT_EQ(p->unhealthy, 1);
+  EXPECT_EQ(p->requested, 0);                                           // 3 replicas are no device
+  EXPECT_EQ(FindResource(a, "plain", "nvidia.com/gpu")->requested, 3);  // per resource: replicas
+  EXPECT_EQ(FindResource(a, "plain", "nvidia.com/gpu")->free, 9);
+  EXPECT_EQ(FindNode(a, "renamed")->capacity, 4);
+  EXPECT_EQ(FindNode(a, "mig-ts")->capacity, 8);  // 14 / 2 + one 3g slice
+  EXPECT_EQ(FindNode(a, "mig-ts")->requested, 1);
+  EXPECT_EQ(FindPod(a, "ml", "three")->replicas, (ResourceCounts{{"nvidia.com/gpu", 3}}));
+  EXPECT_TRUE(FindPod(a, "ml", "three")->requested.empty());
+  EXPECT_EQ(FindPod(a, "ml", "slice")->requested, (ResourceCounts{{"nvidia.com/mig-3g.40gb", 1}}));
+  ASSERT_EQ(a.namespaces.size(), 1u);
+  EXPECT_EQ(a.namespaces[0].requested, (ResourceCounts{{"nvidia.com/mig-3g.40gb", 1}}));
+  EXPECT_EQ(a.namespaces[0].replicas,
+            (ResourceCounts{{"nvidia.com/gpu", 3}, {"nvidia.com/gpu.shared", 1}}));
+
+  // The same request on a node that does not time-slice is devices.
+  EXPECT_FALSE(CountsReplicas(nullptr, "nvidia.com/gpu"));
+  EXPECT_TRUE(CountsReplicas(nullptr, "nvidia.com/gpu.shared"));
+  EXPECT_TRUE(CountsReplicas(&plain, "nvidia.com/gpu"));
+  EXPECT_EQ(PhysicalDevices(plain, "nvidia.com/gpu", 16), 4);
+  EXPECT_EQ(PhysicalDevices(MakeNode("x", {}), "nvidia.com/gpu.shared", 16), 0);
+  EXPECT_EQ(PhysicalDevices(MakeNode("x", {}), "nvidia.com/gpu", 2), 2);
+  EXPECT_EQ(PhysicalDevices(plain, "example.com/fpga", 2), 0);
 }
 
 // ---- pending hints ----------------------------------------------------------------------------
@@ -509,6 +561,37 @@ TEST(AllocationPublish, HintSeriesCarriesResourceCodeAndMessage) {
   const auto* pod_requested = Family(fs, "gpuattr_pod_requested_devices");
   ASSERT_NE(pod_requested, nullptr);
   EXPECT_EQ(pod_requested->metric.size(), 29u);
+}
+
+// Replicas are published in their own families, never among the devices.
+TEST(AllocationPublish, ReplicasHaveTheirOwnFamiliesNeverTheDevicesOnes) {
+  World w;
+  kube::Node ts = MakeNode("ts", {{"nvidia.com/gpu", 8}});
+  ts.labels["nvidia.com/gpu.replicas"] = "4";
+  w.Add(ts);
+  w.Add(MakeNode("whole", {{"nvidia.com/gpu", 2}}));
+  w.Add(MakeNode("renamed", {{"nvidia.com/gpu.shared", 4}}));
+  w.Add(Running("ml", "a", "ts", {{"nvidia.com/gpu", 2}}));
+  w.Add(Running("ml", "b", "whole", {{"nvidia.com/gpu", 1}}));
+  w.Add(Running("ml", "c", "renamed", {{"nvidia.com/gpu.shared", 1}}));
+  auto fs = Families(w.Run());
+  auto series = [&](const char* family) {
+    std::map<std::string, double> out;  // pod or namespace + resource → value
+    if (const auto* f = Family(fs, family))
+      for (const auto& m : f->metric)
+        out[Label(m, "pod") + "|" + Label(m, "resource")] = m.gauge.value;
+    return out;
+  };
+  EXPECT_EQ(series("gpuattr_pod_requested_devices"),
+            (std::map<std::string, double>{{"b|nvidia.com/gpu", 1}}));
+  EXPECT_EQ(
+      series("gpuattr_pod_requested_replicas"),
+      (std::map<std::string, double>{{"a|nvidia.com/gpu", 2}, {"c|nvidia.com/gpu.shared", 1}}));
+  EXPECT_EQ(series("gpuattr_namespace_requested_devices"),
+            (std::map<std::string, double>{{"<absent>|nvidia.com/gpu", 1}}));
+  EXPECT_EQ(series("gpuattr_namespace_requested_replicas"),
+            (std::map<std::string, double>{{"<absent>|nvidia.com/gpu", 2},
+                                           {"<absent>|nvidia.com/gpu.shared", 1}}));
 }
 
 TEST(AllocationPublish, UnknownCapacityIsAbsentNotZero) {

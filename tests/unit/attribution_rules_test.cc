@@ -339,11 +339,17 @@ TEST(AttributionRules, NamespacesSumPodsAndWeightUtilisationByGpuEquivalents) {
       "namespace=\"t\",pod=\"small\"} 100\n"
       "DCGM_FI_DEV_POWER_USAGE{gpu=\"1\",UUID=\"U1\",GPU_I_PROFILE=\"1g.10gb\",GPU_I_ID=\"2\"} "
       "100\n";
-  Attribution a = Feed{}.Dcgm("n1", body).Go();
+  Feed r;
+  // GPU pods are those holding GPU resources (DESIGN section 6): "big" holds a GPU, "small" a
+  // slice; "ghost" holds one but is on no device; "seen" is on a device without a Pod object.
+  r.objects.pods["t/big"] = GpuPod("t", "big", "n1");
+  r.objects.pods["t/small"] = GpuPod("t", "small", "n1", "nvidia.com/mig-1g.10gb");
+  r.objects.pods["t/ghost"] = GpuPod("t", "ghost", "n1", "nvidia.com/gpu.shared");
+  Attribution a = r.Dcgm("n1", body).Go();
   ASSERT_EQ(a.namespaces.size(), 1u);
   const Namespace& t = a.namespaces[0];
   EXPECT_EQ(t.devices_in_use, 2u);
-  EXPECT_EQ(t.gpu_pods, 2u);
+  EXPECT_EQ(t.gpu_pods, 3u);
   EXPECT_DOUBLE_EQ(t.gpu_equivalents, 1.5);
   EXPECT_NEAR(*t.utilization, (0.8 * 1 + 0.01 * 0.5) / 1.5, 1e-12);
   EXPECT_DOUBLE_EQ(*t.memory_used_bytes, 1512 * kMiB);
@@ -354,9 +360,9 @@ TEST(AttributionRules, NamespacesSumPodsAndWeightUtilisationByGpuEquivalents) {
   EXPECT_DOUBLE_EQ(*FindNode(a, "n1")->unattributed_power_watts, 50);
 
   // Thresholds are parameters.
-  Feed r;
-  r.Dcgm("n1", body);
-  AttributionInput in{"c1", r.objects, r.exporters, {}};
+  Feed plain;
+  plain.Dcgm("n1", body);
+  AttributionInput in{"c1", plain.objects, plain.exporters, {}};
   in.params.idle_memory_at_least_bytes = 1024 * kMiB;
   EXPECT_EQ(Attribute(in).namespaces[0].idle_pods, 0u);
 }
