@@ -536,8 +536,10 @@ def allocation():
                   "The scheduler's view per node: capacity, allocatable, requested and busy devices; allocatable, "
                   "requested and free per resource; MIG slices free per profile. Pending pods: gpuattr / Pending pods.",
                   variables=("cluster", "node"), node_query="gpuattr_node_devices_capacity")
-    d.table("Nodes", "Devices per node (whole GPUs and MIG slices alike): capacity and allocatable (kubelet), unhealthy, "
-            "requested by pods, busy (used by a pod), seen (in an exporter). Click a node for its devices.", [
+    d.table("Nodes", "Physical devices per node (whole GPUs and MIG slices alike; on a time-sliced node its replicas "
+            "÷ replicas per GPU): capacity and allocatable (kubelet), unhealthy, requested by pods (devices only: "
+            "replicas held are per resource below), busy (used by a pod), seen (in an exporter). Click a node for "
+            "its devices.", [
         ("capacity", f"gpuattr_node_devices_capacity{{{CNODE}}}", "short"),
         ("allocatable", f"gpuattr_node_devices_allocatable{{{CNODE}}}", "short"),
         ("unhealthy", f"gpuattr_node_devices_unhealthy{{{CNODE}}}", "short"),

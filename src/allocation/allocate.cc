@@ -23,6 +23,7 @@ std::vector<NamespaceAllocation> Namespaces(const std::vector<PodRequest>& holde
   for (const PodRequest& p : holders) {
     NamespaceAllocation& ns = by_name[p.pod.namespace_];
     for (const auto& [resource, count] : p.requested) ns.requested[resource] += count;
+    for (const auto& [resource, count] : p.replicas) ns.replicas[resource] += count;
   }
   for (const PendingPod& p : pending) ++by_name[p.pod.namespace_].pending_pods;
   std::vector<NamespaceAllocation> out;
@@ -36,13 +37,17 @@ std::vector<NamespaceAllocation> Namespaces(const std::vector<PodRequest>& holde
 
 // What a pod holding resources holds (its effective requests and its DRA devices); none when
 // it holds no tracked resource.
-std::optional<PodRequest> Held(const kube::Pod& pod, const DraView& dra) {
-  const kube::PodId id{pod.namespace_, pod.name};
-  ResourceCounts requested = EffectiveRequests(pod);
-  if (auto it = dra.pod_held.find(id); it != dra.pod_held.end())
-    for (const auto& [resource, count] : it->second) requested[resource] += count;
-  if (requested.empty()) return std::nullopt;
-  return PodRequest{id, pod.node_name, std::move(requested)};
+// What a pod holds: devices (extended resources and DRA devices) and, apart, time-slicing replicas.
+std::optional<PodRequest> Held(const kube::Pod& pod, const kube::ClusterObjects& objects,
+                               const DraView& dra) {
+  PodRequest held{{pod.namespace_, pod.name}, pod.node_name, {}, {}};
+  const kube::Node* node = objects.FindNode(pod.node_name);
+  for (auto& [resource, count] : EffectiveRequests(pod))
+    (CountsReplicas(node, resource) ? held.replicas : held.requested)[resource] = count;
+  if (auto it = dra.pod_held.find(held.pod); it != dra.pod_held.end())
+    for (const auto& [resource, count] : it->second) held.requested[resource] += count;
+  if (held.requested.empty() && held.replicas.empty()) return std::nullopt;
+  return held;
 }
 
 }  // namespace
@@ -57,7 +62,7 @@ Allocation Allocate(const AllocationInput& input) {
   for (const auto& [key, pod] : objects.pods) {
     const kube::PodId id{pod.namespace_, pod.name};
     if (HoldsResources(pod)) {
-      if (auto held = Held(pod, dra)) out.pods.push_back(std::move(*held));
+      if (auto held = Held(pod, objects, dra)) out.pods.push_back(std::move(*held));
     } else if (IsUnscheduled(pod)) {
       ResourceCounts extended = EffectiveRequests(pod);
       PodClaims claims = ReadPodClaims(pod, objects);
@@ -93,7 +98,7 @@ Allocation Allocate(const AllocationInput& input) {
     std::vector<PodRequest> all_holders;
     for (const auto& [key, pod] : all.pods)
       if (HoldsResources(pod))
-        if (auto held = Held(pod, all_dra)) all_holders.push_back(std::move(*held));
+        if (auto held = Held(pod, all, all_dra)) all_holders.push_back(std::move(*held));
     const NodeView all_nodes = BuildNodes(all, input.attribution, all_dra, all_holders);
     offer = SummariseOffer(all_nodes.node_resources, all_dra, all_holders, idle);
   } else {

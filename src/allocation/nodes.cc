@@ -19,11 +19,18 @@ bool AdvertisesNvidia(const kube::Node& node) {
   return any(node.capacity) || any(node.allocatable);
 }
 
-// Devices (not replicas) in a resource list.
-int64_t DeviceTotal(const ResourceCounts& counts) {
+// Physical devices in a node's resource list: device resources as they are, time-slicing
+// replicas ÷ the node's replicas per device (resources.h).
+int64_t DeviceTotal(const kube::Node& node, const ResourceCounts& counts) {
   int64_t total = 0;
-  for (const auto& [name, value] : counts)
-    if (!IsReplicaResource(name)) total += value;
+  for (const auto& [name, value] : counts) total += PhysicalDevices(node, name, value);
+  return total;
+}
+
+// Devices held: the device requests (replicas are never devices).
+int64_t HeldDevices(const ResourceCounts& devices) {
+  int64_t total = 0;
+  for (const auto& [name, value] : devices) total += value;
   return total;
 }
 
@@ -51,12 +58,22 @@ NodeView BuildNodes(const kube::ClusterObjects& objects,
   for (const auto& [name, devices] : dra.node_devices) names.insert(name);
   for (const attribution::Device& d : attribution.devices) names.insert(d.id.node);
 
-  std::map<std::string, ResourceCounts> requested;  // node → resource → held by its pods
-  for (const PodRequest& p : holders)
+  // node → resource → held by its pods: devices (for the node's device total), and every
+  // resource in its own units (for the per-resource series).
+  std::map<std::string, ResourceCounts> held_devices, requested;
+  for (const PodRequest& p : holders) {
     for (const auto& [resource, count] : p.requested)
-      if (IsTrackedResource(resource)) requested[p.node][resource] += count;
+      if (IsTrackedResource(resource)) {
+        held_devices[p.node][resource] += count;
+        requested[p.node][resource] += count;
+      }
+    for (const auto& [resource, count] : p.replicas) requested[p.node][resource] += count;
+  }
   for (const auto& [node, counts] : dra.node_allocated)
-    for (const auto& [resource, count] : counts) requested[node][resource] += count;
+    for (const auto& [resource, count] : counts) {
+      held_devices[node][resource] += count;
+      requested[node][resource] += count;
+    }
 
   std::set<size_t> linked;  // devices with a pod on them
   for (const attribution::PodDevice& link : attribution.pod_devices) linked.insert(link.device);
@@ -71,17 +88,20 @@ NodeView BuildNodes(const kube::ClusterObjects& objects,
     if (node) {
       capacity = Tracked(node->capacity);
       allocatable = Tracked(node->allocatable);
+      n.capacity = DeviceTotal(*node, capacity);
+      n.allocatable = DeviceTotal(*node, allocatable);
       if (dra_devices)
         for (const auto& [resource, count] : *dra_devices) {
           capacity[resource] += count;  // DRA devices count in both (DESIGN section 5)
           allocatable[resource] += count;
+          *n.capacity += count;
+          *n.allocatable += count;
         }
-      n.capacity = DeviceTotal(capacity);
-      n.allocatable = DeviceTotal(allocatable);
       n.unhealthy = std::max<int64_t>(0, *n.capacity - *n.allocatable);
     }
     const ResourceCounts* held = Find(requested, name);
-    if (held) n.requested = DeviceTotal(*held);
+    if (const ResourceCounts* devices = Find(held_devices, name))
+      n.requested = HeldDevices(*devices);
     for (size_t i = 0; i < attribution.devices.size(); ++i) {
       const attribution::Device& d = attribution.devices[i];
       if (d.id.node != name) continue;

@@ -33,17 +33,17 @@ std::vector<std::pair<std::string, int64_t>> OfferedDevices(const Offer& offer) 
 
 Hint NotOffered(const std::string& resource, const Offer& offer) {
   std::string message = "No node offers " + ShortResourceName(resource) + ".";
+  std::string text = message;
   auto offered = OfferedDevices(offer);
   if (offered.empty()) {
-    message += " The cluster offers no GPU devices.";
+    text += " The cluster offers no GPU devices.";
   } else {
-    message += " The cluster offers:";
+    text += " The cluster offers:";
     for (size_t i = 0; i < offered.size(); ++i)
-      message +=
-          (i ? ", " : " ") + offered[i].first + " \u00d7" + std::to_string(offered[i].second);
-    message += ".";
+      text += (i ? ", " : " ") + offered[i].first + " \u00d7" + std::to_string(offered[i].second);
+    text += ".";
   }
-  return Hint{resource, "resource_not_offered", std::move(message)};
+  return Hint{resource, "resource_not_offered", std::move(message), std::move(text)};
 }
 
 // nvidia.com/gpu asked for where nodes offer only MIG slices: suggest the most offered slice.
@@ -54,10 +54,11 @@ std::optional<Hint> MigPartitioned(const std::string& resource, const Offer& off
     if (count > 0 && name.starts_with("nvidia.com/mig-") && IsDeviceResource(name))
       if (!best || count > best->second) best.emplace(name, count);
   if (!best) return std::nullopt;
-  return Hint{resource, "mig_partitioned",
-              "No node offers whole GPUs (nvidia.com/gpu): the GPUs are MIG-partitioned; request "
-              "a slice such as " +
-                  best->first + "."};
+  const std::string why =
+      "No node offers whole GPUs (nvidia.com/gpu): the GPUs are MIG-partitioned; request ";
+  // The example slice is the most offered one, which may change: in the text only.
+  return Hint{resource, "mig_partitioned", why + "a MIG slice (nvidia.com/mig-<profile>).",
+              why + "a slice such as " + best->first + "."};
 }
 
 size_t IdleHolders(const Offer& offer, const std::string& resource) {
@@ -72,6 +73,7 @@ size_t IdleHolders(const Offer& offer, const std::string& resource) {
 
 Hint Waiting(const std::string& resource, int64_t count, const Offer& offer) {
   const std::string shown = ShortResourceName(resource);
+  std::string label = "Waiting for free " + shown + " on one node.";
   std::string message = "Waiting for " + std::to_string(count) + " free " + shown + " on one node";
   const int64_t free = Get(offer.node_max_free, resource);
   if (free >= count && !IsDraResource(resource))
@@ -84,7 +86,7 @@ Hint Waiting(const std::string& resource, int64_t count, const Offer& offer) {
   else
     message += "; " + std::to_string(idle) + (idle == 1 ? " idle pod" : " idle pods") + where +
                (idle == 1 ? " holds " : " hold ") + shown + " (reclaimable capacity).";
-  return Hint{resource, "waiting_for_free_device", std::move(message)};
+  return Hint{resource, "waiting_for_free_device", std::move(label), std::move(message)};
 }
 
 }  // namespace
@@ -108,7 +110,8 @@ Offer SummariseOffer(const std::vector<NodeResource>& node_resources, const DraV
   for (const PodRequest& p : holders) {
     auto it = idle.find(p.pod);
     if (it == idle.end() || !it->second) continue;
-    for (const auto& [resource, count] : p.requested) ++offer.idle_holders[resource];
+    for (const ResourceCounts* held : {&p.requested, &p.replicas})
+      for (const auto& [resource, count] : *held) ++offer.idle_holders[resource];
   }
   return offer;
 }
@@ -128,18 +131,22 @@ Hint HintFor(const ResourceCounts& extended, const std::vector<DraWant>& wants,
     const int64_t most = Get(offer.node_max, resource);
     if (count > most)
       return Hint{resource, "exceeds_node_max",
+                  "Needs more " + ShortResourceName(resource) + " on one node than any node has.",
                   "Needs " + std::to_string(count) + " " + ShortResourceName(resource) +
                       " on one node; the most any node has is " + std::to_string(most) + "."};
   }
   for (const DraWant& want : wants) {
     auto it = offer.dra_type_node_max.find(want.type);
     const int64_t most = it == offer.dra_type_node_max.end() ? 0 : it->second;
-    if (most <= 0)
-      return Hint{DraWantResource(want), "dra_no_device",
-                  "No node publishes a " + want.type + " device in a DRA ResourceSlice (claim " +
-                      want.claim + ")."};
+    if (most <= 0) {
+      std::string message = "No node publishes a " + want.type +
+                            " device in a DRA ResourceSlice (claim " + want.claim + ").";
+      return Hint{DraWantResource(want), "dra_no_device", message, message};
+    }
     if (!want.all && want.count > most)
       return Hint{DraWantResource(want), "dra_exceeds_node_max",
+                  "Needs more " + want.type + " on one node than any node offers (claim " +
+                      want.claim + ").",
                   "Needs " + std::to_string(want.count) + " " + want.type + " on one node (claim " +
                       want.claim + "); the most any node offers is " + std::to_string(most) + "."};
   }
@@ -150,8 +157,8 @@ Hint HintFor(const ResourceCounts& extended, const std::vector<DraWant>& wants,
   if (!wants.empty())
     return Waiting(DraWantResource(wants.front()), wants.front().all ? 1 : wants.front().count,
                    offer);
-  return Hint{"", "waiting_for_free_device",
-              "Waiting for the scheduler (its GPU claims are allocated)."};
+  const std::string message = "Waiting for the scheduler (its GPU claims are allocated).";
+  return Hint{"", "waiting_for_free_device", message, message};
 }
 
 }  // namespace gpuattr::allocation

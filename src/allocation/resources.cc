@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "gpuattr/attribution/kube_view.h"
+
 namespace gpuattr::allocation {
 namespace {
 
@@ -41,6 +43,23 @@ bool IsDeviceResource(std::string_view resource) {
 bool IsReplicaResource(std::string_view resource) {
   if (!resource.ends_with(kSharedSuffix)) return false;
   return IsDeviceResource(resource.substr(0, resource.size() - kSharedSuffix.size()));
+}
+
+bool CountsReplicas(const kube::Node* node, std::string_view resource) {
+  if (IsReplicaResource(resource)) return true;
+  return node && IsDeviceResource(resource) && attribution::ReplicasLabel(*node, resource) > 1;
+}
+
+int64_t PhysicalDevices(const kube::Node& node, std::string_view resource, int64_t count) {
+  std::string_view device = resource;
+  if (IsReplicaResource(resource)) {
+    device.remove_suffix(kSharedSuffix.size());
+  } else if (!IsDeviceResource(resource)) {
+    return 0;
+  }
+  const int64_t r = attribution::ReplicasLabel(node, device);
+  if (r > 1) return count / r;
+  return IsReplicaResource(resource) ? 0 : count;
 }
 
 std::string ShortResourceName(std::string_view resource) {

@@ -1,7 +1,9 @@
 // Devices and cards: every key seen on any dcgm line is a device; device gauges are the max over
 // repeated lines (time-sliced pods and MIG slices repeat device values). A per-process
-// exporter's device figures are used only on nodes without dcgm.
+// exporter's device figures are used on nodes without dcgm, and beside dcgm only to fill a field
+// dcgm does not report for that card.
 #include <algorithm>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -42,6 +44,40 @@ DeviceWork& DeviceFor(Work& work, const DeviceId& id, const CardKey& card, Tier 
   return d;
 }
 
+// Memory used per device as the per-process exporter sees it: Σ distinct processes (two
+// exporters on one node report the same processes), keyed by (gpu, uuid) as it labels them.
+std::map<std::pair<std::string, std::string>, double> ProcessMemory(const NodeReadings& readings) {
+  std::map<std::pair<std::string, std::string>, double> out;
+  std::set<std::tuple<std::string, std::string, std::string, std::string, std::string>> seen;
+  for (const sources::ProcessReading* p : readings.processes) {
+    if (!p->memory_bytes || (p->gpu.empty() && p->uuid.empty())) continue;
+    std::string ns = p->pod ? p->pod->id.namespace_ : "", pod = p->pod ? p->pod->id.name : "";
+    if (!seen.emplace(ns, pod, p->pid, p->uuid, p->gpu).second) continue;
+    out[{p->gpu, p->uuid}] += *p->memory_bytes;
+  }
+  return out;
+}
+
+// Where dcgm and a per-process exporter both report a node, dcgm's device gauges win; a field
+// dcgm does not report for a device (exporters run with custom counter lists: no FB_TOTAL or
+// FB_FREE, say) is taken from the per-process exporter's reading of the same card.
+void FillFromProcessExporter(const std::string& node, const NodeReadings& readings, Work& work) {
+  for (const sources::ProcessDeviceReading* r : readings.process_devices) {
+    DeviceWork* d = MatchWholeGpu(work, node, r->uuid, r->gpu);
+    if (!d) continue;
+    Device& dev = d->device;
+    if (!dev.memory_total_bytes) dev.memory_total_bytes = r->memory_total_bytes;
+    if (!dev.utilization) dev.utilization = ClampRatio(r->utilization);
+    if (!dev.power_watts) dev.power_watts = r->power_watts;
+    if (!dev.temperature_celsius) dev.temperature_celsius = r->temperature_celsius;
+  }
+  std::map<DeviceWork*, double> used;
+  for (const auto& [key, bytes] : ProcessMemory(readings))
+    if (DeviceWork* d = MatchWholeGpu(work, node, key.second, key.first))
+      if (!d->device.memory_used_bytes) used[d] += bytes;
+  for (const auto& [d, bytes] : used) d->device.memory_used_bytes = bytes;
+}
+
 void BuildDcgmDevices(const std::string& node, const NodeReadings& readings, Work& work) {
   for (const sources::DcgmRecord* r : readings.dcgm) {
     DeviceId id{node, r->device.gpu, r->device.gpu_instance};
@@ -80,7 +116,11 @@ void BuildDcgmDevices(const std::string& node, const NodeReadings& readings, Wor
       dev.memory_total_bytes = total;
     else if (used && free_)
       dev.memory_total_bytes = *used + *free_;
+    // The card's power as this device's lines repeat it; SplitCardPower shares it out.
+    for (const sources::DcgmRecord* r : d.dcgm) MaxInto(dev.power_watts, r->values.power_watts);
   }
+  if (!readings.process_devices.empty() || !readings.processes.empty())
+    FillFromProcessExporter(node, readings, work);
 }
 
 // Per-process exporter devices (nodes without dcgm): keyed by the card index, else the UUID.
@@ -100,20 +140,35 @@ void BuildProcessDevices(const std::string& node, const NodeReadings& readings, 
     MaxInto(dev.power_watts, r->power_watts);  // the card's; SplitCardPower takes it from here
     MaxInto(dev.temperature_celsius, r->temperature_celsius);
   }
-  // Memory used: Σ distinct processes (two exporters on one node report the same processes).
-  std::set<std::tuple<std::string, std::string, std::string, std::string, std::string>> seen;
   for (const sources::ProcessReading* p : readings.processes) {
     if (p->gpu.empty() && p->uuid.empty()) continue;
     DeviceWork& d =
         DeviceFor(work, id_of(p->gpu, p->uuid), CardKeyOf(node, p->uuid, p->gpu), readings.tier);
     FillIfEmpty(d.device.uuid, p->uuid);
-    std::string ns = p->pod ? p->pod->id.namespace_ : "", pod = p->pod ? p->pod->id.name : "";
-    if (!seen.emplace(ns, pod, p->pid, p->uuid, p->gpu).second) continue;
-    AddInto(d.device.memory_used_bytes, p->memory_bytes);
   }
+  for (const auto& [key, bytes] : ProcessMemory(readings))
+    AddInto(work.devices.at(id_of(key.first, key.second)).device.memory_used_bytes, bytes);
 }
 
 }  // namespace
+
+DeviceWork* MatchWholeGpu(Work& work, const std::string& node, const std::string& uuid,
+                          const std::string& gpu) {
+  auto first = work.devices.lower_bound(DeviceId{node, "", std::nullopt});
+  auto whole = [&](auto it) {
+    return it != work.devices.end() && it->first.node == node && !it->first.gpu_instance;
+  };
+  if (!uuid.empty()) {
+    for (auto it = first; it != work.devices.end() && it->first.node == node; ++it)
+      if (whole(it) && it->second.device.uuid == uuid) return &it->second;
+  }
+  if (gpu.empty()) return nullptr;
+  auto it = work.devices.find(DeviceId{node, gpu, std::nullopt});
+  // By card index only when a UUID is missing on one side: two different UUIDs are two cards,
+  // whatever their indexes (CUDA and NVML may number cards differently).
+  if (!whole(it) || (!uuid.empty() && !it->second.device.uuid.empty())) return nullptr;
+  return &it->second;
+}
 
 std::optional<double> ClampRatio(std::optional<double> v) {
   if (!v) return v;
@@ -134,7 +189,7 @@ void GroupByNode(const AttributionInput& input, Work& work) {
     }
   }
   for (auto& [name, n] : work.nodes) {
-    if (const kube::Node* obj = input.objects.FindNode(name)) n.shares_gpus = NodeSharesGpus(*obj);
+    if (const kube::Node* obj = input.objects.FindNode(name)) n.sharing = NodeSharingOf(*obj);
     bool pod_labels = std::any_of(n.dcgm.begin(), n.dcgm.end(), [](const sources::DcgmRecord* r) {
       return r->pod && !r->pod->id.name.empty();
     });

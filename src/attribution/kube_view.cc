@@ -35,16 +35,41 @@ bool RequestsAnyGpu(const kube::Pod& pod) {
   return RequestsGpuResource(pod) || !pod.resource_claims.empty();
 }
 
-bool NodeSharesGpus(const kube::Node& node) {
-  for (const kube::ResourceList* list : {&node.capacity, &node.allocatable})
-    for (const auto& [name, amount] : *list)
-      if (IsGpuResourceName(name) && name.ends_with(".shared")) return true;
-  auto it = node.labels.find("nvidia.com/gpu.replicas");
-  if (it == node.labels.end()) return false;
-  long long replicas = 0;
+int64_t ReplicasLabel(const kube::Node& node, std::string_view device_resource) {
+  auto it = node.labels.find(std::string(device_resource) + ".replicas");
+  if (it == node.labels.end()) return 1;
+  int64_t replicas = 0;
   const std::string& v = it->second;
   auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), replicas);
-  return ec == std::errc() && p == v.data() + v.size() && replicas > 1;
+  return ec == std::errc() && p == v.data() + v.size() && replicas > 1 ? replicas : 1;
+}
+
+NodeSharing NodeSharingOf(const kube::Node& node) {
+  constexpr std::string_view kGpu = "nvidia.com/gpu", kMig = "nvidia.com/mig-", kShared = ".shared";
+  auto advertised = [&](const std::string& name) {
+    int64_t amount = 0;
+    for (const kube::ResourceList* list : {&node.capacity, &node.allocatable})
+      if (auto it = list->find(name); it != list->end()) amount = std::max(amount, it->second);
+    return amount;
+  };
+  NodeSharing out;
+  out.whole_gpus =
+      advertised(std::string(kGpu) + std::string(kShared)) > 0 || ReplicasLabel(node, kGpu) > 1;
+  bool mig_resources = false;
+  for (const kube::ResourceList* list : {&node.capacity, &node.allocatable})
+    for (const auto& [name, amount] : *list) {
+      if (!name.starts_with(kMig)) continue;
+      mig_resources = true;
+      if (name.ends_with(kShared) && amount > 0) out.mig_slices = true;
+    }
+  for (const auto& [key, value] : node.labels) {
+    std::string_view k = key;
+    if (k.starts_with(kMig) && k.ends_with(".replicas") &&
+        ReplicasLabel(node, k.substr(0, k.size() - std::string_view(".replicas").size())) > 1)
+      out.mig_slices = true;
+  }
+  if (!mig_resources) out.mig_slices = out.mig_slices || out.whole_gpus;
+  return out;
 }
 
 std::map<std::string, std::vector<kube::PodId>, std::less<>> GpuPodsByNode(

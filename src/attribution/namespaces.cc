@@ -19,14 +19,14 @@ std::vector<Namespace> SummariseNamespaces(
     size_t util_n = 0;
   };
   std::map<std::string, Acc> acc;
-  // GPU pods: those holding GPU resources, and those seen on a device without a request.
+  // GPU pods: those holding GPU resources (devices or replicas) or DRA GPU devices (DESIGN
+  // section 6). A pod seen on a GPU without a request is flagged as such, not counted here.
   for (const auto& [key, pod] : input.objects.pods)
     if (HoldsGpuResources(pod)) acc[pod.namespace_].gpu_pods.insert(pod.name);
   for (const auto& [pod, claim] : kube::IndexDraGpus(input.objects).holders)
     acc[pod.namespace_].gpu_pods.insert(pod.name);  // holds a DRA GPU device
   for (const auto& [id, pod] : pods) {
     Acc& a = acc[id.namespace_];
-    a.gpu_pods.insert(id.name);
     a.ns.gpu_equivalents += pod.gpu_equivalents;
     AddInto(a.ns.memory_used_bytes, pod.memory_used_bytes);
     AddInto(a.ns.power_watts, pod.power_watts);

@@ -67,7 +67,7 @@ void DcgmPodLinks(const NodeReadings& readings, const DeviceRange& devices, Work
     d.pods = pods.size();
     if (pods.empty()) continue;
     const size_t k = pods.size();
-    const bool time_sliced = k > 1 || readings.shares_gpus;
+    const bool time_sliced = k > 1 || readings.sharing.Shares(d.id.gpu_instance.has_value());
 
     // Equal FB_USED on every pod is the device value repeated; different values are per-pod.
     bool per_pod_values = false;
@@ -118,18 +118,6 @@ void DcgmPodLinks(const NodeReadings& readings, const DeviceRange& devices, Work
   }
 }
 
-// The dcgm device a process runs on, when dcgm also reports the node: same UUID, else same card
-// index, among whole GPUs (a per-process exporter does not name MIG slices).
-DeviceWork* DcgmDeviceForProcess(const DeviceRange& devices, const sources::ProcessReading& p) {
-  if (!p.uuid.empty())
-    for (DeviceWork* d : devices)
-      if (!d->device.id.gpu_instance && d->device.uuid == p.uuid) return d;
-  if (!p.gpu.empty())
-    for (DeviceWork* d : devices)
-      if (!d->device.id.gpu_instance && d->device.id.gpu == p.gpu) return d;
-  return nullptr;
-}
-
 void ProcessPodLinks(const AttributionInput& input, const std::string& node,
                      const NodeReadings& readings, const DeviceRange& devices, Work& work) {
   struct Usage {
@@ -145,7 +133,7 @@ void ProcessPodLinks(const AttributionInput& input, const std::string& node,
     kube::PodId pod{p->pod->id.namespace_, p->pod->id.name};
     DeviceWork* dw = nullptr;
     if (!readings.dcgm.empty()) {
-      dw = DcgmDeviceForProcess(devices, *p);
+      dw = MatchWholeGpu(work, node, p->uuid, p->gpu);  // dcgm's device of the same card
     } else {
       auto it = work.devices.find(DeviceId{node, p->gpu.empty() ? p->uuid : p->gpu, std::nullopt});
       if (it != work.devices.end()) dw = &it->second;
@@ -168,7 +156,7 @@ void ProcessPodLinks(const AttributionInput& input, const std::string& node,
   for (auto& [dw, pods] : by_device) {
     const Device& d = dw->device;
     const size_t k = pods.size();
-    const bool alone = k == 1 && !readings.shares_gpus;
+    const bool alone = k == 1 && !readings.sharing.Shares(d.id.gpu_instance.has_value());
     std::vector<PodDevice*> links;
     for (auto& [id, u] : pods) {
       PodDevice& link = work.links[{id, d.id}];

@@ -26,11 +26,7 @@ void SplitCardPower(Work& work) {
     std::vector<Device*> slices, wholes;
     for (const DeviceId& id : c.devices) {
       DeviceWork& d = work.devices.at(id);
-      if (d.dcgm.empty()) {
-        MaxInto(power, d.device.power_watts);  // per-process exporter: the card's power
-      } else {
-        for (const sources::DcgmRecord* r : d.dcgm) MaxInto(power, r->values.power_watts);
-      }
+      MaxInto(power, d.device.power_watts);  // the card's, as the device's lines repeat it
       (id.gpu_instance ? slices : wholes).push_back(&d.device);
     }
     c.card.power_watts = power;

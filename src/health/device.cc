@@ -88,8 +88,11 @@ bool HealthFields::AnyHealthField() const {
 
 DeviceHealth AssessDevice(const HealthFields& f) {
   DeviceHealth h;
-  auto add = [&](std::string_view name, Severity severity, std::string detail) {
-    h.issues.push_back(Issue{std::string(name), severity, std::move(detail)});
+  // `detail` is the label (no counts); `text` adds the counts for people (same when empty).
+  auto add = [&](std::string_view name, Severity severity, std::string detail,
+                 std::string text = "") {
+    if (text.empty()) text = detail;
+    h.issues.push_back(Issue{std::string(name), severity, std::move(detail), std::move(text)});
   };
   if (f.last_xid && *f.last_xid > 0)
     add("xid", LookupXid(*f.last_xid).severity, "last " + XidText(*f.last_xid));
@@ -97,10 +100,11 @@ DeviceHealth AssessDevice(const HealthFields& f) {
   // (already an issue above).
   for (const auto& [xid, count] : f.xid_error_counts)
     if (xid > 0 && count > 0 && xid != f.last_xid.value_or(0))
-      add("xid", LookupXid(xid).severity,
+      add("xid", LookupXid(xid).severity, XidText(xid) + " (in the exporter's window)",
           XidText(xid) + " (" + Plural(count, "time", "times") + " in the exporter's window)");
   if (f.ecc_dbe_volatile && *f.ecc_dbe_volatile > 0)
     add("ecc_dbe", Severity::kCritical,
+        "uncorrectable (double-bit) ECC errors since the driver loaded",
         Plural(*f.ecc_dbe_volatile, "uncorrectable (double-bit) ECC error",
                "uncorrectable (double-bit) ECC errors") +
             " since the driver loaded");
@@ -108,7 +112,7 @@ DeviceHealth AssessDevice(const HealthFields& f) {
     add("row_remap_failed", Severity::kCritical,
         "row remapping failed: memory errors can no longer be repaired");
   if (f.uncorrectable_remapped_rows && *f.uncorrectable_remapped_rows > 0)
-    add("rows_pending_remap", Severity::kWarning,
+    add("rows_pending_remap", Severity::kWarning, "rows pending remap",
         Plural(*f.uncorrectable_remapped_rows, "row", "rows") + " pending remap");
   else if (f.row_remap_pending && *f.row_remap_pending > 0)
     add("rows_pending_remap", Severity::kWarning, "row remap pending (reset the GPU to apply it)");

@@ -13,31 +13,42 @@ constexpr FamilySpec kPodRequested{
     "Devices the pod holds (Running, or Pending and bound to a node), per resource as Kubernetes "
     "names it: the scheduler's effective request (max of the app containers' sum and each init "
     "container, plus sidecars; limits else requests), and 1 per DRA device allocated to a claim "
-    "reserved for the pod (gpu.nvidia.com/gpu, gpu.nvidia.com/mig-<profile>). *.shared "
-    "resources count time-slicing replicas, not devices."};
+    "reserved for the pod (gpu.nvidia.com/gpu, gpu.nvidia.com/mig-<profile>). Never "
+    "time-slicing replicas (see gpuattr_pod_requested_replicas)."};
 constexpr FamilySpec kNamespaceRequested{
     "gpuattr_namespace_requested_devices", MetricType::Gauge,
     "Sum of gpuattr_pod_requested_devices over the namespace's pods, per resource."};
+constexpr FamilySpec kPodReplicas{
+    "gpuattr_pod_requested_replicas", MetricType::Gauge,
+    "Time-slicing replicas the pod holds, per resource as Kubernetes names it: *.shared "
+    "resources, and nvidia.com/gpu (or nvidia.com/mig-<profile>) on a node labelled "
+    "<resource>.replicas > 1. Replicas are not devices: never add them to "
+    "gpuattr_pod_requested_devices."};
+constexpr FamilySpec kNamespaceReplicas{
+    "gpuattr_namespace_requested_replicas", MetricType::Gauge,
+    "Sum of gpuattr_pod_requested_replicas over the namespace's pods, per resource."};
 constexpr FamilySpec kNamespacePending{
     "gpuattr_namespace_pending_pods", MetricType::Gauge,
     "GPU pods of the namespace the scheduler has not placed yet (Pending without a node, "
     "requesting an nvidia.com/ device resource or replica, or a GPU DRA claim)."};
 constexpr FamilySpec kNodeCapacity{
     "gpuattr_node_devices_capacity", MetricType::Gauge,
-    "GPU devices of the node: node capacity of nvidia.com/gpu, nvidia.com/mig-* and "
-    "nvidia.com/gpu.* (never *.shared replicas) plus gpu.nvidia.com DRA devices in its "
-    "ResourceSlices."};
+    "Physical GPU devices of the node: node capacity of nvidia.com/gpu, nvidia.com/mig-* and "
+    "nvidia.com/gpu.*, plus gpu.nvidia.com DRA devices in its ResourceSlices. On a time-sliced "
+    "node (label <resource>.replicas = r > 1) the resource's replicas, renamed to .shared or "
+    "not, count replicas / r; .shared replicas without that label count 0."};
 constexpr FamilySpec kNodeAllocatable{
     "gpuattr_node_devices_allocatable", MetricType::Gauge,
-    "GPU devices the scheduler may place: node allocatable of the device resources plus DRA "
-    "devices."};
+    "Physical GPU devices the scheduler may place: node allocatable of the device resources "
+    "(time-sliced: replicas / r) plus DRA devices."};
 constexpr FamilySpec kNodeUnhealthy{
     "gpuattr_node_devices_unhealthy", MetricType::Gauge,
     "GPU devices the device plugin withholds as unhealthy: capacity - allocatable."};
 constexpr FamilySpec kNodeRequested{
     "gpuattr_node_devices_requested", MetricType::Gauge,
     "GPU devices held by pods bound to the node (Running, or Pending and bound) plus allocated "
-    "DRA devices of the node."};
+    "DRA devices of the node. Time-slicing replicas are not devices and are not counted (see "
+    "gpuattr_node_resource_requested)."};
 constexpr FamilySpec kNodeBusy{"gpuattr_node_devices_busy", MetricType::Gauge,
                                "Devices seen on the node with utilisation >= 5% or a pod on them."};
 constexpr FamilySpec kNodeSeen{"gpuattr_node_devices_seen", MetricType::Gauge,
@@ -58,12 +69,14 @@ constexpr FamilySpec kPendingHint{
     "gpuattr_pending_pod_hint", MetricType::Gauge,
     "Always 1: why the unscheduled GPU pod waits. hint: resource_not_offered, mig_partitioned, "
     "exceeds_node_max, dra_no_device, dra_exceeds_node_max, waiting_for_free_device; message "
-    "says it for people (offers, limits, idle pods holding the resource)."};
+    "says it for people without changing numbers, so the series survives a count changing (the "
+    "offers, limits and idle pods holding the resource are on the status page)."};
 
 constexpr FamilySpec kFamilies[] = {
-    kPodRequested,      kNamespaceRequested, kNamespacePending, kNodeCapacity, kNodeAllocatable,
-    kNodeUnhealthy,     kNodeRequested,      kNodeBusy,         kNodeSeen,     kResourceAllocatable,
-    kResourceRequested, kResourceFree,       kPendingSeconds,   kPendingHint};
+    kPodRequested,      kNamespaceRequested, kPodReplicas,     kNamespaceReplicas,
+    kNamespacePending,  kNodeCapacity,       kNodeAllocatable, kNodeUnhealthy,
+    kNodeRequested,     kNodeBusy,           kNodeSeen,        kResourceAllocatable,
+    kResourceRequested, kResourceFree,       kPendingSeconds,  kPendingHint};
 
 void Build(const Snapshot& s, FamilyWriter& w) {
   for (const ClusterSnapshot& c : s.clusters)
@@ -94,6 +107,15 @@ void WriteAllocation(const allocation::Allocation& a, FamilyWriter& w) {
   for (const allocation::NamespaceAllocation& ns : a.namespaces)
     for (const auto& [resource, count] : ns.requested)
       w.Add(kNamespaceRequested,
+            Labels{{"cluster", a.cluster}, {"namespace", ns.name}, {"resource", resource}},
+            static_cast<double>(count));
+  for (const allocation::PodRequest& p : a.pods)
+    for (const auto& [resource, count] : p.replicas)
+      w.Add(kPodReplicas, WithResource(PodLabels(a.cluster, p.pod), resource),
+            static_cast<double>(count));
+  for (const allocation::NamespaceAllocation& ns : a.namespaces)
+    for (const auto& [resource, count] : ns.replicas)
+      w.Add(kNamespaceReplicas,
             Labels{{"cluster", a.cluster}, {"namespace", ns.name}, {"resource", resource}},
             static_cast<double>(count));
   for (const allocation::NamespaceAllocation& ns : a.namespaces)

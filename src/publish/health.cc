@@ -20,7 +20,8 @@ constexpr FamilySpec kIssue{
     "Always 1: one problem of the device (issue = xid, ecc_dbe, row_remap_failed, "
     "rows_pending_remap, throttle_hw_slowdown, throttle_sw_thermal, throttle_hw_thermal, "
     "throttle_hw_power_brake, health_check), its severity (warning, critical) and a human "
-    "detail (e.g. the XID's meaning)."};
+    "detail (e.g. the XID's meaning). detail carries no changing numbers (counts are on the "
+    "status page), so the series does not restart when a count grows."};
 constexpr FamilySpec kNodeHealth{
     "gpuattr_node_health", MetricType::Gauge,
     "One-hot node health: the worst state its devices report; critical when an nvidia.com/ "
@@ -76,8 +77,7 @@ std::string RenderHealthSection(const Snapshot& s) {
               HtmlEscape(attribution::DeviceIdText(d.id)) + "</td><td>" +
               std::string(health::StateName(d.health.state)) + "</td><td>";
       for (const health::Issue& i : d.health.issues)
-        rows +=
-            std::string(health::SeverityName(i.severity)) + ": " + HtmlEscape(i.detail) + "<br>";
+        rows += std::string(health::SeverityName(i.severity)) + ": " + HtmlEscape(i.text) + "<br>";
       rows += "</td></tr>\n";
     }
   }

@@ -18,8 +18,9 @@ constexpr FamilySpec kGpuEq{
     "g of its card, times the pod's share of a shared device)."};
 constexpr FamilySpec kGpuPods{
     "gpuattr_namespace_gpu_pods", MetricType::Gauge,
-    "Pods of the namespace holding nvidia.com/ resources (Running, or Pending and bound to a "
-    "node), plus pods seen on a device without a request."};
+    "Pods of the namespace holding GPU resources: nvidia.com/ devices or time-slicing replicas, "
+    "or gpu.nvidia.com DRA devices (Running, or Pending and bound to a node). A pod using a GPU "
+    "without a request is not one (see gpuattr_pod_unrequested_gpu_use)."};
 constexpr FamilySpec kUtil{
     "gpuattr_namespace_utilization_ratio", MetricType::Gauge,
     "GPU-equivalent-weighted mean of gpuattr_pod_utilization_ratio over the namespace's pods, "

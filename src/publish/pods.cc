@@ -11,8 +11,9 @@ using prometheus::MetricType;
 constexpr FamilySpec kPodDevice{
     "gpuattr_pod_device", MetricType::Gauge,
     "Always 1: the pod uses the device. sharing: exclusive (alone on a whole GPU), mig (alone on "
-    "a MIG slice), time_sliced (more than one pod on the device, or a node offering "
-    "nvidia.com/*.shared or labelled nvidia.com/gpu.replicas > 1), unrequested (seen by a "
+    "a MIG slice), time_sliced (more than one pod on the device, or a node time-slicing that kind "
+    "of device: nvidia.com/gpu.shared or nvidia.com/mig-<profile>.shared above 0, or labelled "
+    "<resource>.replicas > 1; a .shared resource at 0 shares nothing), unrequested (seen by a "
     "per-process exporter without requesting any GPU)."};
 constexpr FamilySpec kUtil{
     "gpuattr_pod_utilization_ratio", MetricType::Gauge,

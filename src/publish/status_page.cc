@@ -56,7 +56,7 @@ std::string RenderPendingSection(const Snapshot& s) {
       rows += "<tr><td>" + HtmlEscape(c.cluster) + "</td><td>" +
               HtmlEscape(p.pod.namespace_ + "/" + p.pod.name) + "</td><td>" +
               (p.age_seconds ? FormatSeconds(*p.age_seconds) : std::string("-")) + "</td><td>" +
-              HtmlEscape(p.hint.code) + "</td><td>" + HtmlEscape(p.hint.message) + "</td></tr>\n";
+              HtmlEscape(p.hint.code) + "</td><td>" + HtmlEscape(p.hint.text) + "</td></tr>\n";
     }
   }
   if (rows.empty()) return h + "<p class=\"muted\" id=\"pending\">No pending GPU pods.</p>\n";

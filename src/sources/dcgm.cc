@@ -91,20 +91,23 @@ DcgmReadings ReadDcgm(const expo::Exposition& exposition) {
         }
       }
     }
-    if (!last_alias) continue;
-    const DcgmFieldAlias& alias = *last_alias;
+    if (!last_alias && !IsDcgmFamily(s.name)) continue;
     ResolvedLabels labels(exposition.LabelsOf(s));
     if (!labels.Has(LabelKey::kGpu) && !labels.Has(LabelKey::kUuid)) {
-      ++stats.unkeyed_samples;
+      if (last_alias) ++stats.unkeyed_samples;  // a field gpuattr uses, on no device
       continue;
     }
 
-    // Every key seen on any line is a device, whichever field (or value) the line carries.
+    // Every key seen on any DCGM line is a device, whichever field (or value) the line carries:
+    // exporters run with custom counter lists, so a body with only clocks still names its devices
+    // (and MIG slices, and pods). A field gpuattr does not read sets no value: unknown, never 0.
     IdentityKey(labels, key);
     auto [it, inserted] = index.try_emplace(key, out.records.size());
     if (inserted) out.records.push_back(NewRecord(labels, s.line));
     DcgmRecord& rec = out.records[it->second];
     MergeAttributes(rec, labels);
+    if (!last_alias) continue;
+    const DcgmFieldAlias& alias = *last_alias;
 
     if (!std::isfinite(s.value)) {
       ++stats.invalid_values;

@@ -373,8 +373,6 @@ TEST_F(DashboardsAgainstPrometheus, EveryQueriedFamilyIsLive) {
       {"gpuattr_device_candidate_pod", "needs an exporter without pod labels"},
       {"gpuattr_pod_unrequested_gpu_use", "needs a pod on a GPU it did not request"},
       {"gpuattr_cycle_interval_seconds", kEmittedFromTheIssue},
-      {"gpuattr_pod_requested_replicas", kEmittedFromTheIssue},
-      {"gpuattr_namespace_requested_replicas", kEmittedFromTheIssue},
       {"gpuattr_exporter_rejected_lines", kEmittedFromTheIssue},
   };
   std::map<std::string, std::string> used;
@@ -414,14 +412,6 @@ const std::map<std::string, std::string>& MayBeEmpty() {
        "needs a dcgm-exporter without pod labels; the demo's have them"},
       {"pods.json|Pods using a GPU they did not request",
        "needs a pod on a GPU it did not request (process tier); not in the demo"},
-      {"namespaces.json|Requested per resource|B",
-       std::string("gpuattr_namespace_requested_replicas: ") + kEmittedFromTheIssue},
-      {"pods.json|Requested resources|B",
-       std::string("gpuattr_pod_requested_replicas: ") + kEmittedFromTheIssue},
-      {"idle.json|Per resource: held idle, free, pending|B",
-       std::string("gpuattr_pod_requested_replicas: ") + kEmittedFromTheIssue},
-      {"pending.json|Per resource: held idle, free, pending|B",
-       std::string("gpuattr_pod_requested_replicas: ") + kEmittedFromTheIssue},
       {"self.json|Clusters|E",
        std::string("gpuattr_cycle_interval_seconds: ") + kEmittedFromTheIssue},
       {"self.json|Exporters|E",

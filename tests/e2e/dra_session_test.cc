@@ -197,7 +197,7 @@ TEST(DraSession, ClaimsNameTheCandidatePodsOfDevicesWithoutPodLabels) {
   ASSERT_EQ(alloc.pending.size(), 1u);
   EXPECT_EQ(alloc.pending[0].pod, (kube::PodId{"ml", "big-train"}));
   EXPECT_EQ(alloc.pending[0].hint.code, "dra_exceeds_node_max");
-  EXPECT_EQ(alloc.pending[0].hint.message,
+  EXPECT_EQ(alloc.pending[0].hint.text,
             "Needs 8 gpu on one node (claim eight-gpus); the most any node offers is 2.");
 
   // Steady state: the watches carry on, no further LIST of anything.

@@ -1,6 +1,8 @@
 // Allocation over real-shaped scenarios: fixtures/scenarios/dra (DRA v1: 2 whole H100s + 2 MIG
-// devices, a GPU and a MIG claim allocated, an 8-GPU claim pending) and attr-a100-mixed (a mixed
-// MIG node). The allocation group's exposition is compared with
+// devices, a GPU and a MIG claim allocated, an 8-GPU claim pending), attr-a100-mixed (a mixed
+// MIG node) and the node shapes of tests/golden/node_shapes_test.cc (both exporters on a
+// time-sliced node, `.shared` at 0, trimmed counter lists, replicas renamed and not). The
+// allocation group's exposition is compared with
 // tests/golden/allocation_golden/NAME.prom (UPDATE_GOLDEN=1 regenerates) and must pass
 // `promtool check metrics` silently (skipped when promtool is absent).
 #include <gtest/gtest.h>
@@ -106,7 +108,7 @@ TEST(AllocationDraScenario, NodeHoldsTwoDevicesAndTheEightGpuJobIsHinted) {
   ASSERT_EQ(a.pending.size(), 1u);
   EXPECT_EQ(a.pending[0].pod, (kube::PodId{"ml", "big-train"}));
   EXPECT_EQ(a.pending[0].hint.code, "dra_exceeds_node_max");
-  EXPECT_EQ(a.pending[0].hint.message,
+  EXPECT_EQ(a.pending[0].hint.text,
             "Needs 8 gpu on one node (claim eight-gpus); the most any node offers is 2.");
   ASSERT_EQ(a.pods.size(), 2u);
   EXPECT_EQ(a.pods[0].pod, (kube::PodId{"ml", "llm-dra-0"}));
@@ -144,7 +146,10 @@ TEST_P(AllocationGolden, PromtoolCheckMetricsPrintsNothing) {
   EXPECT_EQ(lint.printed, "");
 }
 
-INSTANTIATE_TEST_SUITE_P(Scenarios, AllocationGolden, ::testing::Values("dra", "attr-a100-mixed"),
+INSTANTIATE_TEST_SUITE_P(Scenarios, AllocationGolden,
+                         ::testing::Values("dra", "attr-a100-mixed", "attr-dcgm-and-process",
+                                           "attr-mig-shared-zero", "attr-custom-counters",
+                                           "attr-replicas", "attr-timesliced-vgpu"),
                          [](const auto& info) {
                            std::string n = info.param;
                            std::replace(n.begin(), n.end(), '-', '_');

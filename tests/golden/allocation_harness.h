@@ -1,5 +1,6 @@
 // An allocation that exercises every family of the allocation group (a GPU node with a held and
-// an unhealthy GPU, a pod holding one, a pending pod with a hint), for publish tests.
+// an unhealthy GPU, a pod holding one, a time-sliced node with a pod holding a replica, a pending
+// pod with a hint), for publish tests.
 #pragma once
 
 #include <string>
@@ -32,6 +33,17 @@ inline allocation::Allocation RichAllocation(const attribution::Attribution& att
   waiting.creation_unix = 1764460000;
   waiting.containers[0].limits = {{"nvidia.com/gpu", 4}};
   o.pods[waiting.Key()] = waiting;
+  // A time-sliced node (4 replicas per GPU) and a pod holding one replica.
+  kube::Node sliced;
+  sliced.name = "ts1";
+  sliced.labels = {{"nvidia.com/gpu.replicas", "4"}};
+  sliced.capacity = sliced.allocatable = {{"nvidia.com/gpu.shared", 8}};
+  o.nodes[sliced.name] = sliced;
+  kube::Pod replica = held;
+  replica.name = "replica";
+  replica.node_name = "ts1";
+  replica.containers[0].limits = {{"nvidia.com/gpu.shared", 1}};
+  o.pods[replica.Key()] = replica;
   return allocation::Allocate({attribution.cluster, o, attribution, 1764460800});
 }
 

@@ -33,6 +33,10 @@ DCGM_HELP = {
     "DCGM_FI_DEV_ROW_REMAP_FAILURE": ("Whether remapping of rows has failed.", "gauge"),
     "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS": ("Number of remapped rows for uncorrectable errors.", "counter"),
     "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS": ("Current clock throttle reasons.", "gauge"),
+    # Fields gpuattr does not read: a trimmed counter list may still export only these.
+    "DCGM_FI_DEV_SM_CLOCK": ("SM clock frequency (in MHz).", "gauge"),
+    "DCGM_FI_DEV_MEM_CLOCK": ("Memory clock frequency (in MHz).", "gauge"),
+    "DCGM_FI_PROF_PIPE_FP16_ACTIVE": ("Ratio of cycles the fp16 pipes are active.", "gauge"),
 }
 DCGM_ORDER = list(DCGM_HELP)
 
@@ -78,16 +82,17 @@ def dcgm_labels(gpu, uuid, model, hostname, profile=None, gi=None, pod=None, vgp
 def process_body(processes, devices):
     """processes: (ns, pod, container, pid, gpu, uuid, mem_bytes, util_percent);
     devices: (gpu, uuid, total_bytes, util_percent or None, power, temp)."""
+    def plabels(ns, pod, c, pid, gpu, uuid):  # a process of no pod has no pod labels
+        l = [("namespace", ns), ("pod", pod), ("container", c), ("pid", pid), ("gpu", gpu), ("uuid", uuid)]
+        return labels_text([(k, v) for k, v in l if v])
     out = ["# HELP gpu_process_memory_bytes GPU memory used by a process.",
            "# TYPE gpu_process_memory_bytes gauge"]
     for ns, pod, c, pid, gpu, uuid, mem, util in processes:
-        out.append('gpu_process_memory_bytes{namespace="%s",pod="%s",container="%s",pid="%s",gpu="%s",uuid="%s"} %d'
-                   % (ns, pod, c, pid, gpu, uuid, mem))
+        out.append('gpu_process_memory_bytes{%s} %d' % (plabels(ns, pod, c, pid, gpu, uuid), mem))
     out += ["# HELP gpu_process_utilization_percent SM utilisation of a process.",
             "# TYPE gpu_process_utilization_percent gauge"]
     for ns, pod, c, pid, gpu, uuid, mem, util in processes:
-        out.append('gpu_process_utilization_percent{namespace="%s",pod="%s",container="%s",pid="%s",gpu="%s",uuid="%s"} %s'
-                   % (ns, pod, c, pid, gpu, uuid, fmt(util)))
+        out.append('gpu_process_utilization_percent{%s} %s' % (plabels(ns, pod, c, pid, gpu, uuid), fmt(util)))
     for fam, idx, help_ in (("gpu_total_memory_bytes", 2, "Total GPU memory."),
                             ("gpu_total_utilization_percent", 3, "GPU utilisation."),
                             ("gpu_power_usage_watts", 4, "GPU power draw."),
@@ -451,6 +456,193 @@ node is ok (unknown devices do not count). Node health-idle advertises nvidia.co
 no exporter: unknown. cpu-1 is no GPU node and has no health series.""")
 
 
+def dcgm_and_process():
+    """DESIGN section 5, "Tiers": dcgm-exporter and a per-process exporter on one node."""
+    G = 1024 * MiB
+    host = "gpu-both-a"
+    dcgm_pod = "nvidia-dcgm-exporter-b7k2q"  # Hostname below: the exporter pod, not the node
+    uu = ["GPU-both-0000", "GPU-both-0001"]
+    total = 81559 * MiB  # what an H100 80GB HBM3 reports
+    # dcgm-exporter with a trimmed counter list: no FB_FREE, no FB_TOTAL. With --kubernetes on a
+    # time-sliced node it labels each device with one arbitrary pod (never the attribution).
+    devs = []
+    for gpu, p, util, used, power, temp in [(0, ("ml", "chat-0", "vllm"), 71, 43008, 612.5, 66),
+                                            (1, ("research", "ft-0", "train"), 88, 53248, 540, 63)]:
+        devs.append((dcgm_labels(gpu, uu[gpu], H100, dcgm_pod, pod=p),
+                     {"DCGM_FI_DEV_GPU_UTIL": util, "DCGM_FI_DEV_FB_USED": used,
+                      "DCGM_FI_DEV_POWER_USAGE": power, "DCGM_FI_DEV_GPU_TEMP": temp,
+                      "DCGM_FI_DEV_XID_ERRORS": 0}))
+    # The per-process exporter numbers the cards the other way round (CUDA's fastest-first order):
+    # dcgm and process readings must join by UUID, not by index.
+    pgpu = {uu[0]: "1", uu[1]: "0"}
+    procs = [
+        ("ml", "chat-0", "vllm", "101", pgpu[uu[0]], uu[0], 24 * G, 65),
+        ("ml", "chat-0", "vllm", "102", pgpu[uu[0]], uu[0], 6 * G, 20),
+        ("ml", "embed-0", "tei", "201", pgpu[uu[0]], uu[0], 8 * G, 12),
+        ("lab", "notebook-3", "jupyter", "301", pgpu[uu[0]], uu[0], 4 * G, 3),  # requests no GPU
+        ("research", "ft-0", "train", "401", pgpu[uu[1]], uu[1], 40 * G, 80),
+        ("research", "eval-0", "eval", "501", pgpu[uu[1]], uu[1], 10 * G, 9),
+        ("", "", "", "601", pgpu[uu[1]], uu[1], 2 * G, 1),  # a process of no pod
+    ]
+    # Its device figures differ from dcgm's (another sampling moment): dcgm's win, only the total
+    # memory that dcgm does not export is taken from here.
+    pdevs = [(pgpu[u], u, total, 70, 600, 65) for u in uu]
+    shared = {"nvidia.com/gpu": 1}  # one of 4 replicas per GPU (time-slicing, not renamed)
+    pods = [exporter_pod("gpu-operator", dcgm_pod, host),
+            exporter_pod("monitoring", "gpu-process-exporter-z4", host,
+                         image="ghcr.io/example/gpu-process-exporter:1.2", port=9835),
+            pod("ml", "chat-0", host, shared), pod("ml", "embed-0", host, shared),
+            pod("lab", "notebook-3", host),
+            pod("research", "ft-0", host, shared), pod("research", "eval-0", host, shared)]
+    nodes = [node(host, {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+                         "nvidia.com/gpu.replicas": "4",
+                         "nvidia.com/gpu.sharing-strategy": "time-slicing"},
+                  {"nvidia.com/gpu": 8})]
+    write("attr-dcgm-and-process", pods, nodes, {
+        ("gpu-operator", dcgm_pod, 9400): dcgm_body(devs),
+        ("monitoring", "gpu-process-exporter-z4", 9835): process_body(procs, pdevs),
+    }, """
+Both exporters on node gpu-both-a (2 x H100 80GB, time-sliced 4 ways without renaming:
+nvidia.com/gpu 8 with nvidia.com/gpu.replicas=4, i.e. 2 physical GPUs). dcgm-exporter's Hostname
+is its own pod's name and its counter list has no FB_FREE/FB_TOTAL; its pod labels name one
+arbitrary pod per device. The per-process exporter numbers the cards the other way round (CUDA
+order) but carries the same UUIDs. Pods come from the process tier: card 0 (GPU-both-0000) has
+ml/chat-0 (two processes, 30 GiB), ml/embed-0 (8 GiB) and lab/notebook-3, which requests no GPU
+(4 GiB, unrequested use); card 1 has research/ft-0 (40 GiB), research/eval-0 (10 GiB) and a
+process of no pod (2 GiB). Device gauges come from dcgm (612.5 W and 540 W, not the process
+exporter's 600 W); the total memory (81,559 MiB) comes from the process exporter's
+gpu_total_memory_bytes matched by UUID. Each pod's power = card W x its memory / 81,559 MiB
+(method process); the memory nobody holds stays unattributed.""")
+
+
+def mig_shared_zero():
+    """DESIGN section 5, "shared devices": `.shared` resources advertised at 0 share nothing."""
+    host = "mig-mixed-2"
+    devs = []
+    # card 0: 3g.40gb (2) + four 1g.10gb (9..12); card 1: one 7g.80gb (0)
+    spec = [
+        (0, "3g.40gb", 2, ("llm", "serve-0", "vllm"), 0.66, 30000),
+        (0, "1g.10gb", 9, ("asr", "whisper-0", "asr"), 0.31, 7000),
+        (0, "1g.10gb", 10, ("asr", "whisper-1", "asr"), 0.12, 6500),
+        (0, "1g.10gb", 11, ("docs", "ocr-0", "ocr"), 0.04, 2048),
+        (0, "1g.10gb", 12, None, 0.0, 0),
+        (1, "7g.80gb", 0, ("llm", "train-0", "train"), 0.93, 76000),
+    ]
+    size = {"1g.10gb": 9728, "3g.40gb": 40192, "7g.80gb": 80896}
+    card_power = {0: 265.5, 1: 398}
+    for gpu, prof, gi, p, eng, used in spec:
+        l = dcgm_labels(gpu, "GPU-msz-%04d" % gpu, A100, host, prof, gi, pod=p)
+        devs.append((l, {"DCGM_FI_PROF_GR_ENGINE_ACTIVE": eng, "DCGM_FI_DEV_FB_USED": used,
+                         "DCGM_FI_DEV_FB_FREE": size[prof] - used,
+                         "DCGM_FI_DEV_POWER_USAGE": card_power[gpu], "DCGM_FI_DEV_GPU_TEMP": 48 + gpu}))
+    pods = [exporter_pod("gpu-operator", "nvidia-dcgm-exporter-msz", host),
+            pod("llm", "serve-0", host, {"nvidia.com/mig-3g.40gb": 1}),
+            pod("asr", "whisper-0", host, {"nvidia.com/mig-1g.10gb": 1}),
+            pod("asr", "whisper-1", host, {"nvidia.com/mig-1g.10gb": 1}),
+            pod("docs", "ocr-0", host, {"nvidia.com/mig-1g.10gb": 1}),
+            pod("llm", "train-0", host, {"nvidia.com/mig-7g.80gb": 1})]
+    labels = {"nvidia.com/mig.strategy": "mixed", "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}
+    for prof in ("1g.10gb", "3g.40gb", "7g.80gb"):  # as gpu-feature-discovery labels them
+        labels["nvidia.com/mig-%s.replicas" % prof] = "1"
+        labels["nvidia.com/mig-%s.sharing-strategy" % prof] = "none"
+    resources = {"nvidia.com/gpu": 0, "nvidia.com/gpu.shared": 0,
+                 "nvidia.com/mig-1g.10gb": 4, "nvidia.com/mig-1g.10gb.shared": 0,
+                 "nvidia.com/mig-3g.40gb": 1, "nvidia.com/mig-3g.40gb.shared": 0,
+                 "nvidia.com/mig-7g.80gb": 1, "nvidia.com/mig-7g.80gb.shared": 0}
+    nodes = [node(host, labels, resources)]
+    write("attr-mig-shared-zero", pods, nodes,
+          {("gpu-operator", "nvidia-dcgm-exporter-msz", 9400): dcgm_body(devs)}, """
+A mig.strategy=mixed node whose device plugin has a time-slicing config that gives no replicas:
+it advertises nvidia.com/gpu.shared and nvidia.com/mig-<profile>.shared at "0" beside the real
+slices. A .shared resource at 0 time-slices nothing: every slice with one pod is sharing="mig",
+method="dcgm_pod", and goes whole to its pod. Card 0 (265.5 W): a 3g.40gb slice and four 1g.10gb
+slices (one idle, its 1/7 stays unattributed); card 1 (398 W): one 7g.80gb slice. Node device
+capacity is 6 (the .shared resources are never devices).""")
+
+
+def custom_counters():
+    """DESIGN section 5: a device is any DCGM series carrying a device key, whatever the field."""
+    # Node clk-node-1: a counter list of clocks only, no pod labels, MIG slices. The 7g slice's
+    # profile is exported as 7g.79gb while its resource is nvidia.com/mig-7g.80gb.
+    clk = "clk-node-1"
+    cdevs = []
+    for gpu, prof, gi, sm, mem in [(0, "7g.79gb", 0, 1980, 2619), (1, "3g.40gb", 2, 1755, 2619),
+                                   (1, "4g.40gb", 1, 1410, 2619)]:
+        cdevs.append((dcgm_labels(gpu, "GPU-clk-%04d" % gpu, H100, "dcgm-exporter-clk", prof, gi),
+                      {"DCGM_FI_DEV_SM_CLOCK": sm, "DCGM_FI_DEV_MEM_CLOCK": mem}))
+    # Node prof-node-1: profiling fields only (no GR_ENGINE_ACTIVE: no utilisation), pod labels.
+    prof_host = "prof-node-1"
+    pdevs = []
+    for gpu, p, sm, tensor, dram, fp16 in [(0, ("web", "rank-0", "srv"), 0.62, 0.35, 0.21, 0.1),
+                                           (1, None, 0.0, 0.0, 0.0, 0.0)]:
+        pdevs.append((dcgm_labels(gpu, "GPU-prof-%04d" % gpu, L40, "dcgm-exporter-prof", pod=p),
+                      {"DCGM_FI_PROF_SM_ACTIVE": sm, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE": tensor,
+                       "DCGM_FI_PROF_DRAM_ACTIVE": dram, "DCGM_FI_PROF_PIPE_FP16_ACTIVE": fp16}))
+    pods = [exporter_pod("gpu-operator", "dcgm-exporter-clk", clk),
+            exporter_pod("gpu-operator", "dcgm-exporter-prof", prof_host),
+            pod("ml", "big-0", clk, {"nvidia.com/mig-7g.80gb": 1}),
+            pod("ml", "mid-0", clk, {"nvidia.com/mig-3g.40gb": 1}),
+            pod("web", "rank-0", prof_host, GPU1)]
+    nodes = [node(clk, {"nvidia.com/mig.strategy": "mixed"},
+                  {"nvidia.com/mig-7g.80gb": 1, "nvidia.com/mig-3g.40gb": 1, "nvidia.com/mig-4g.40gb": 1}),
+             node(prof_host, {"nvidia.com/gpu.product": L40}, {"nvidia.com/gpu": 2})]
+    write("attr-custom-counters", pods, nodes, {
+        ("gpu-operator", "dcgm-exporter-clk", 9400): dcgm_body(cdevs),
+        ("gpu-operator", "dcgm-exporter-prof", 9400): dcgm_body(pdevs),
+    }, """
+dcgm-exporters run with trimmed counter lists. On clk-node-1 (2 x H100, MIG, no pod labels) the
+exporter reports only DCGM_FI_DEV_SM_CLOCK and DCGM_FI_DEV_MEM_CLOCK: its three MIG slices are
+still devices, with the profile exactly as exported (7g.79gb, although the resource is
+nvidia.com/mig-7g.80gb), and the node's GPU pods as candidates; every gauge gpuattr has no field
+for is absent (no power, memory or utilisation: unknown, never 0). On prof-node-1 (2 x L40S, pod
+labels) only profiling fields are exported (SM, tensor, DRAM active and an fp16 field gpuattr does
+not read, no GR_ENGINE_ACTIVE): web/rank-0 is on GPU 0 (dcgm_pod) with no utilisation, memory or
+power, GPU 1 has no pod.""")
+
+
+def replicas():
+    """DESIGN section 5, "Allocation": replicas are never devices; a time-sliced node counts GPUs."""
+    ts = "ts-plain-1"
+    devs = []
+    # GPU 0: chat/bot-0 (1 replica) and chat/bot-1 (2 replicas), per-pod FB_USED lines (vgpu).
+    for vg, (p, used, util) in enumerate([(("chat", "bot-0", "app"), 12288, 35),
+                                          (("chat", "bot-1", "app"), 30720, 50)]):
+        devs.append((dcgm_labels(0, "GPU-rep-0000", A100, ts, pod=p, vgpu=vg),
+                     {"DCGM_FI_DEV_GPU_UTIL": util, "DCGM_FI_DEV_FB_USED": used,
+                      "DCGM_FI_DEV_FB_TOTAL": 81920, "DCGM_FI_DEV_POWER_USAGE": 310,
+                      "DCGM_FI_DEV_GPU_TEMP": 61, "DCGM_FI_DEV_XID_ERRORS": 0}))
+    # GPU 1: fallen off the bus; the device plugin withdrew its 4 replicas.
+    devs.append((dcgm_labels(1, "GPU-rep-0001", A100, ts),
+                 {"DCGM_FI_DEV_POWER_USAGE": 55, "DCGM_FI_DEV_XID_ERRORS": 79}))
+    whole = "whole-1"
+    wdevs = [(dcgm_labels(0, "GPU-whl-0000", A100, whole, pod=("chat", "train-0", "train")),
+              {"DCGM_FI_DEV_GPU_UTIL": 97, "DCGM_FI_DEV_FB_USED": 70000, "DCGM_FI_DEV_FB_FREE": 11920,
+               "DCGM_FI_DEV_POWER_USAGE": 402, "DCGM_FI_DEV_XID_ERRORS": 0}),
+             (dcgm_labels(1, "GPU-whl-0001", A100, whole),
+              {"DCGM_FI_DEV_GPU_UTIL": 0, "DCGM_FI_DEV_FB_USED": 0, "DCGM_FI_DEV_FB_FREE": 81920,
+               "DCGM_FI_DEV_POWER_USAGE": 61, "DCGM_FI_DEV_XID_ERRORS": 0})]
+    pods = [exporter_pod("gpu-operator", "nvidia-dcgm-exporter-rep", ts),
+            exporter_pod("gpu-operator", "nvidia-dcgm-exporter-whl", whole),
+            pod("chat", "bot-0", ts, {"nvidia.com/gpu": 1}),
+            pod("chat", "bot-1", ts, {"nvidia.com/gpu": 2}),
+            pod("chat", "train-0", whole, {"nvidia.com/gpu": 1})]
+    sliced = node(ts, {"nvidia.com/gpu.replicas": "4", "nvidia.com/gpu.sharing-strategy": "time-slicing"},
+                  {"nvidia.com/gpu": 8})
+    sliced["status"]["allocatable"]["nvidia.com/gpu"] = "4"
+    nodes = [sliced, node(whole, {}, {"nvidia.com/gpu": 2})]
+    write("attr-replicas", pods, nodes, {
+        ("gpu-operator", "nvidia-dcgm-exporter-rep", 9400): dcgm_body(devs),
+        ("gpu-operator", "nvidia-dcgm-exporter-whl", 9400): dcgm_body(wdevs),
+    }, """
+Replicas are never devices. ts-plain-1 time-slices its 2 A100s 4 ways without renaming the
+resource (nvidia.com/gpu 8, label nvidia.com/gpu.replicas=4): its device capacity is 2 physical
+GPUs; GPU 1 fell off the bus (XID 79) and the device plugin withdrew its 4 replicas (allocatable
+nvidia.com/gpu 4), so allocatable is 1 and unhealthy 1. chat/bot-0 holds 1 replica and chat/bot-1
+2 (per-pod FB_USED lines on GPU 0: power by share of FB_TOTAL). On whole-1, chat/train-0 holds a
+whole GPU. Namespace chat: requested devices nvidia.com/gpu 1, requested replicas nvidia.com/gpu 3
+(same resource name, never added together).""")
+
+
 if __name__ == "__main__":
     whole_gpus()
     mig_prof_only()
@@ -460,3 +652,7 @@ if __name__ == "__main__":
     no_pod_labels()
     a100_mixed()
     health()
+    dcgm_and_process()
+    mig_shared_zero()
+    custom_counters()
+    replicas()

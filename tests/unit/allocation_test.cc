@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 
 #include "gpuattr/allocation/allocation.h"
 #include "gpuattr/allocation/resources.h"
@@ -255,12 +256,63 @@ TEST(AllocationPods, SharedReplicaPodIsAGpuPodUnderItsReplicaResourceButNoDevice
   Allocation a = w.Run();
   const PodRequest* p = FindPod(a, "lab", "nb");
   ASSERT_NE(p, nullptr);
-  EXPECT_EQ(p->requested, (ResourceCounts{{"nvidia.com/gpu.shared", 1}}));
-  EXPECT_EQ(a.nodes[0].capacity, 0);  // replicas are not devices
+  EXPECT_TRUE(p->requested.empty());  // replicas are never devices
+  EXPECT_EQ(p->replicas, (ResourceCounts{{"nvidia.com/gpu.shared", 1}}));
+  EXPECT_EQ(a.namespaces[0].replicas, (ResourceCounts{{"nvidia.com/gpu.shared", 1}}));
+  EXPECT_EQ(a.nodes[0].capacity, 0);  // replicas, and r unknown without the replicas label
   EXPECT_EQ(a.nodes[0].requested, 0);
   EXPECT_EQ(FindResource(a, "ts", "nvidia.com/gpu.shared")->free, 3);
   ASSERT_NE(FindPending(a, "lab", "nb2"), nullptr);
   EXPECT_EQ(a.namespaces[0].pending_pods, 1u);
+}
+
+// A time-sliced node counts replicas in its GPU resource whether it was renamed to `.shared` or
+// not: its device totals are physical GPUs (replicas ÷ r), and replica requests are replicas.
+TEST(AllocationNodes, TimeSlicedNodeCountsPhysicalGpusRenamedOrNot) {
+  World w;
+  kube::Node plain = MakeNode("plain", {{"nvidia.com/gpu", 16}});
+  plain.labels["nvidia.com/gpu.replicas"] = "4";
+  plain.allocatable["nvidia.com/gpu"] = 12;  // one GPU's 4 replicas withdrawn
+  w.Add(plain);
+  kube::Node renamed = MakeNode("renamed", {{"nvidia.com/gpu.shared", 16}});
+  renamed.labels["nvidia.com/gpu.replicas"] = "4";
+  w.Add(renamed);
+  kube::Node mig = MakeNode("mig-ts", {{"nvidia.com/mig-1g.10gb.shared", 14},
+                                       {"nvidia.com/mig-3g.40gb", 1},
+                                       {"nvidia.com/mig-3g.40gb.shared", 0}});
+  mig.labels["nvidia.com/mig-1g.10gb.replicas"] = "2";
+  w.Add(mig);
+  w.Add(Running("ml", "three", "plain", {{"nvidia.com/gpu", 3}}));
+  w.Add(Running("ml", "one", "renamed", {{"nvidia.com/gpu.shared", 1}}));
+  w.Add(Running("ml", "slice", "mig-ts", {{"nvidia.com/mig-3g.40gb", 1}}));
+  Allocation a = w.Run();
+  const NodeAllocation* p = FindNode(a, "plain");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->capacity, 4);
+  EXPECT_EQ(p->allocatable, 3);
+  EXPECT_EQ(p->unhealthy, 1);
+  EXPECT_EQ(p->requested, 0);                                           // 3 replicas are no device
+  EXPECT_EQ(FindResource(a, "plain", "nvidia.com/gpu")->requested, 3);  // per resource: replicas
+  EXPECT_EQ(FindResource(a, "plain", "nvidia.com/gpu")->free, 9);
+  EXPECT_EQ(FindNode(a, "renamed")->capacity, 4);
+  EXPECT_EQ(FindNode(a, "mig-ts")->capacity, 8);  // 14 / 2 + one 3g slice
+  EXPECT_EQ(FindNode(a, "mig-ts")->requested, 1);
+  EXPECT_EQ(FindPod(a, "ml", "three")->replicas, (ResourceCounts{{"nvidia.com/gpu", 3}}));
+  EXPECT_TRUE(FindPod(a, "ml", "three")->requested.empty());
+  EXPECT_EQ(FindPod(a, "ml", "slice")->requested, (ResourceCounts{{"nvidia.com/mig-3g.40gb", 1}}));
+  ASSERT_EQ(a.namespaces.size(), 1u);
+  EXPECT_EQ(a.namespaces[0].requested, (ResourceCounts{{"nvidia.com/mig-3g.40gb", 1}}));
+  EXPECT_EQ(a.namespaces[0].replicas,
+            (ResourceCounts{{"nvidia.com/gpu", 3}, {"nvidia.com/gpu.shared", 1}}));
+
+  // The same request on a node that does not time-slice is devices.
+  EXPECT_FALSE(CountsReplicas(nullptr, "nvidia.com/gpu"));
+  EXPECT_TRUE(CountsReplicas(nullptr, "nvidia.com/gpu.shared"));
+  EXPECT_TRUE(CountsReplicas(&plain, "nvidia.com/gpu"));
+  EXPECT_EQ(PhysicalDevices(plain, "nvidia.com/gpu", 16), 4);
+  EXPECT_EQ(PhysicalDevices(MakeNode("x", {}), "nvidia.com/gpu.shared", 16), 0);
+  EXPECT_EQ(PhysicalDevices(MakeNode("x", {}), "nvidia.com/gpu", 2), 2);
+  EXPECT_EQ(PhysicalDevices(plain, "example.com/fpga", 2), 0);
 }
 
 // ---- pending hints ----------------------------------------------------------------------------
@@ -273,10 +325,11 @@ TEST(AllocationHints, ResourceNotOfferedListsOffersLargestFirstWithoutShared) {
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(p->hint.code, "resource_not_offered");
   EXPECT_EQ(p->hint.resource, "nvidia.com/mig-2g.20gb");
-  EXPECT_EQ(p->hint.message,
+  EXPECT_EQ(p->hint.text,
             "No node offers mig-2g.20gb. The cluster offers: mig-1g.10gb \u00d746, gpu \u00d71, "
             "mig-3g.40gb \u00d71.");
-  EXPECT_EQ(p->hint.message.find(".shared"), std::string::npos);
+  EXPECT_EQ(p->hint.text.find(".shared"), std::string::npos);
+  EXPECT_EQ(p->hint.message, "No node offers mig-2g.20gb.");  // the label: no counts
   ASSERT_TRUE(p->age_seconds.has_value());
   EXPECT_DOUBLE_EQ(*p->age_seconds, 4000);
   EXPECT_EQ(a.namespaces[0].pending_pods, 1u);
@@ -290,9 +343,12 @@ TEST(AllocationHints, WholeGpuOnAMigOnlyClusterIsMigPartitioned) {
   ASSERT_EQ(a.pending.size(), 1u);
   EXPECT_EQ(a.pending[0].hint.code, "mig_partitioned");
   EXPECT_EQ(a.pending[0].hint.resource, "nvidia.com/gpu");
-  EXPECT_NE(a.pending[0].hint.message.find("request a slice such as nvidia.com/mig-1g.10gb"),
+  EXPECT_NE(a.pending[0].hint.text.find("request a slice such as nvidia.com/mig-1g.10gb"),
             std::string::npos)
-      << a.pending[0].hint.message;
+      << a.pending[0].hint.text;
+  EXPECT_EQ(a.pending[0].hint.message,
+            "No node offers whole GPUs (nvidia.com/gpu): the GPUs are MIG-partitioned; request a "
+            "MIG slice (nvidia.com/mig-<profile>).");
 }
 
 TEST(AllocationHints, MoreDevicesThanAnyNodeHasExceedsNodeMax) {
@@ -303,7 +359,8 @@ TEST(AllocationHints, MoreDevicesThanAnyNodeHasExceedsNodeMax) {
   Allocation a = w.Run();
   ASSERT_EQ(a.pending.size(), 1u);
   EXPECT_EQ(a.pending[0].hint.code, "exceeds_node_max");
-  EXPECT_EQ(a.pending[0].hint.message, "Needs 16 gpu on one node; the most any node has is 4.");
+  EXPECT_EQ(a.pending[0].hint.text, "Needs 16 gpu on one node; the most any node has is 4.");
+  EXPECT_EQ(a.pending[0].hint.message, "Needs more gpu on one node than any node has.");
 }
 
 TEST(AllocationHints, WaitingCountsIdlePodsHoldingTheSameResource) {
@@ -323,13 +380,16 @@ TEST(AllocationHints, WaitingCountsIdlePodsHoldingTheSameResource) {
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(p->hint.code, "waiting_for_free_device");
   EXPECT_EQ(p->hint.resource, "nvidia.com/gpu");
-  EXPECT_EQ(p->hint.message,
+  EXPECT_EQ(p->hint.text,
             "Waiting for 1 free gpu on one node; 2 idle pods hold gpu (reclaimable capacity).");
 
   w.attribution.pods.clear();
   Allocation b = w.Run();
-  EXPECT_EQ(FindPending(b, "ml", "next")->hint.message,
+  EXPECT_EQ(FindPending(b, "ml", "next")->hint.text,
             "Waiting for 1 free gpu on one node; no idle pod holds gpu.");
+  // The label stays the same while the number of idle holders changes.
+  EXPECT_EQ(p->hint.message, "Waiting for free gpu on one node.");
+  EXPECT_EQ(FindPending(b, "ml", "next")->hint.message, p->hint.message);
 }
 
 TEST(AllocationHints, PendingPodWithoutGpuRequestIsNotAGpuPod) {
@@ -394,6 +454,7 @@ TEST(AllocationDra, NoNodePublishingTheClassTypeIsDraNoDevice) {
   EXPECT_EQ(a.pending[0].hint.resource, "gpu.nvidia.com/mig");
   EXPECT_EQ(a.pending[0].hint.message,
             "No node publishes a mig device in a DRA ResourceSlice (claim c).");
+  EXPECT_EQ(a.pending[0].hint.text, a.pending[0].hint.message);
   EXPECT_EQ(a.pending[0].requested, (ResourceCounts{{"gpu.nvidia.com/mig", 1}}));
 }
 
@@ -406,8 +467,10 @@ TEST(AllocationDra, ClaimForMoreThanOneNodeOffersIsDraExceedsNodeMax) {
   Allocation a = w.Run();
   ASSERT_EQ(a.pending.size(), 1u);
   EXPECT_EQ(a.pending[0].hint.code, "dra_exceeds_node_max");
-  EXPECT_EQ(a.pending[0].hint.message,
+  EXPECT_EQ(a.pending[0].hint.text,
             "Needs 8 gpu on one node (claim eight-gpus); the most any node offers is 2.");
+  EXPECT_EQ(a.pending[0].hint.message,
+            "Needs more gpu on one node than any node offers (claim eight-gpus).");
 }
 
 TEST(AllocationDra, ClaimThatFitsWaitsAndNonGpuClaimsAreIgnored) {
@@ -488,7 +551,8 @@ TEST(AllocationPublish, HintSeriesCarriesResourceCodeAndMessage) {
   EXPECT_EQ(Label(m, "pod"), "huge");
   EXPECT_EQ(Label(m, "resource"), "nvidia.com/mig-1g.10gb");
   EXPECT_EQ(Label(m, "hint"), "exceeds_node_max");
-  EXPECT_EQ(Label(m, "message"), "Needs 50 mig-1g.10gb on one node; the most any node has is 46.");
+  // The label carries no number that may change (the request, the node maximum).
+  EXPECT_EQ(Label(m, "message"), "Needs more mig-1g.10gb on one node than any node has.");
   ASSERT_NE(Family(fs, "gpuattr_pending_pod_seconds"), nullptr);
   EXPECT_DOUBLE_EQ(Family(fs, "gpuattr_pending_pod_seconds")->metric[0].gauge.value, 4000);
   const auto* capacity = Family(fs, "gpuattr_node_devices_capacity");
@@ -497,6 +561,37 @@ TEST(AllocationPublish, HintSeriesCarriesResourceCodeAndMessage) {
   const auto* pod_requested = Family(fs, "gpuattr_pod_requested_devices");
   ASSERT_NE(pod_requested, nullptr);
   EXPECT_EQ(pod_requested->metric.size(), 29u);
+}
+
+// Replicas are published in their own families, never among the devices.
+TEST(AllocationPublish, ReplicasHaveTheirOwnFamiliesNeverTheDevicesOnes) {
+  World w;
+  kube::Node ts = MakeNode("ts", {{"nvidia.com/gpu", 8}});
+  ts.labels["nvidia.com/gpu.replicas"] = "4";
+  w.Add(ts);
+  w.Add(MakeNode("whole", {{"nvidia.com/gpu", 2}}));
+  w.Add(MakeNode("renamed", {{"nvidia.com/gpu.shared", 4}}));
+  w.Add(Running("ml", "a", "ts", {{"nvidia.com/gpu", 2}}));
+  w.Add(Running("ml", "b", "whole", {{"nvidia.com/gpu", 1}}));
+  w.Add(Running("ml", "c", "renamed", {{"nvidia.com/gpu.shared", 1}}));
+  auto fs = Families(w.Run());
+  auto series = [&](const char* family) {
+    std::map<std::string, double> out;  // pod or namespace + resource → value
+    if (const auto* f = Family(fs, family))
+      for (const auto& m : f->metric)
+        out[Label(m, "pod") + "|" + Label(m, "resource")] = m.gauge.value;
+    return out;
+  };
+  EXPECT_EQ(series("gpuattr_pod_requested_devices"),
+            (std::map<std::string, double>{{"b|nvidia.com/gpu", 1}}));
+  EXPECT_EQ(
+      series("gpuattr_pod_requested_replicas"),
+      (std::map<std::string, double>{{"a|nvidia.com/gpu", 2}, {"c|nvidia.com/gpu.shared", 1}}));
+  EXPECT_EQ(series("gpuattr_namespace_requested_devices"),
+            (std::map<std::string, double>{{"<absent>|nvidia.com/gpu", 1}}));
+  EXPECT_EQ(series("gpuattr_namespace_requested_replicas"),
+            (std::map<std::string, double>{{"<absent>|nvidia.com/gpu", 2},
+                                           {"<absent>|nvidia.com/gpu.shared", 1}}));
 }
 
 TEST(AllocationPublish, UnknownCapacityIsAbsentNotZero) {
@@ -524,6 +619,8 @@ TEST(AllocationStatusPage, ListsPendingPodsWithTheirHintEscaped) {
   EXPECT_NE(page.find("ml/wants-&lt;2g&gt;"), std::string::npos);
   EXPECT_NE(page.find("resource_not_offered"), std::string::npos);
   EXPECT_NE(page.find("No node offers mig-2g.20gb."), std::string::npos);
+  // The page shows the full text, numbers included (the label has none).
+  EXPECT_NE(page.find("The cluster offers: mig-1g.10gb \u00d746"), std::string::npos);
 
   gpuattr::testing::MutableOutput(s.clusters[0]).allocation = MixedMigNode().Run();
   EXPECT_NE(publish::RenderStatusPage(s, 5000).find("No pending GPU pods."), std::string::npos);

@@ -186,10 +186,59 @@ TEST(AttributionRules, LonePodOnSharedNodeIsTimeSliced) {
   kube::Node shared;
   shared.name = "n2";
   shared.capacity["nvidia.com/gpu.shared"] = 8;
-  EXPECT_TRUE(NodeSharesGpus(shared));
+  EXPECT_TRUE(NodeSharingOf(shared).whole_gpus);
+  EXPECT_TRUE(NodeSharingOf(shared).mig_slices);  // no mig-* resource: slices are nvidia.com/gpu
   kube::Node one;
   one.labels["nvidia.com/gpu.replicas"] = "1";
-  EXPECT_FALSE(NodeSharesGpus(one));
+  EXPECT_FALSE(NodeSharingOf(one).whole_gpus);
+  kube::Node unrenamed;  // nvidia.com/gpu counts replicas without being renamed
+  unrenamed.capacity["nvidia.com/gpu"] = 16;
+  unrenamed.labels["nvidia.com/gpu.replicas"] = "4";
+  EXPECT_TRUE(NodeSharingOf(unrenamed).whole_gpus);
+  EXPECT_EQ(ReplicasLabel(unrenamed, "nvidia.com/gpu"), 4);
+  EXPECT_EQ(ReplicasLabel(unrenamed, "nvidia.com/mig-1g.10gb"), 1);
+  unrenamed.labels["nvidia.com/gpu.replicas"] = "four";
+  EXPECT_EQ(ReplicasLabel(unrenamed, "nvidia.com/gpu"), 1);
+}
+
+// mig.strategy=mixed nodes often advertise `.shared` resources at 0 (a sharing config that gives
+// no replicas): that time-slices nothing, so a MIG slice with one pod stays `mig`, `dcgm_pod`.
+TEST(AttributionRules, SharedResourceAtZeroTimeSlicesNothing) {
+  kube::Node n;
+  n.name = "mig-1";
+  n.labels["nvidia.com/mig.strategy"] = "mixed";
+  // The sharing config names nvidia.com/gpu, but every card is MIG-partitioned: whole-GPU
+  // replicas say nothing about the slices.
+  n.labels["nvidia.com/gpu.replicas"] = "4";
+  n.labels["nvidia.com/mig-1g.10gb.replicas"] = "1";
+  for (const char* r : {"nvidia.com/gpu.shared", "nvidia.com/mig-1g.10gb.shared"}) {
+    n.capacity[r] = 0;
+    n.allocatable[r] = 0;
+  }
+  n.capacity["nvidia.com/mig-1g.10gb"] = 2;
+  EXPECT_FALSE(NodeSharingOf(n).mig_slices);
+  Feed r;
+  r.objects.nodes["mig-1"] = n;
+  r.Dcgm("mig-1",
+         "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"U0\",GPU_I_PROFILE=\"1g.10gb\",GPU_I_ID=\"7\","
+         "namespace=\"a\",pod=\"x\"} 70\n"
+         "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"U0\",GPU_I_PROFILE=\"1g.10gb\",GPU_I_ID=\"8\","
+         "namespace=\"b\",pod=\"y\"} 70\n");
+  Attribution a = r.Go();
+  ASSERT_EQ(a.pod_devices.size(), 2u);
+  for (const PodDevice& l : a.pod_devices) {
+    EXPECT_EQ(l.sharing, Sharing::kMig) << l.pod.name;
+    EXPECT_EQ(l.method, Method::kDcgmPod) << l.pod.name;
+    EXPECT_DOUBLE_EQ(*l.power_watts, 35) << l.pod.name;
+  }
+
+  // Replicas above 0 (or a replicas label > 1) for a MIG profile do time-slice the slices.
+  n.capacity["nvidia.com/mig-1g.10gb.shared"] = 4;
+  EXPECT_TRUE(NodeSharingOf(n).mig_slices);
+  n.capacity["nvidia.com/mig-1g.10gb.shared"] = 0;
+  n.labels["nvidia.com/mig-1g.10gb.replicas"] = "2";
+  EXPECT_TRUE(NodeSharingOf(n).mig_slices);
+  EXPECT_FALSE(NodeSharingOf(kube::Node{}).whole_gpus);
 }
 
 TEST(AttributionRules, NodeComesFromTheExporterPodThenTheHostnameLabel) {
@@ -290,11 +339,17 @@ TEST(AttributionRules, NamespacesSumPodsAndWeightUtilisationByGpuEquivalents) {
       "namespace=\"t\",pod=\"small\"} 100\n"
       "DCGM_FI_DEV_POWER_USAGE{gpu=\"1\",UUID=\"U1\",GPU_I_PROFILE=\"1g.10gb\",GPU_I_ID=\"2\"} "
       "100\n";
-  Attribution a = Feed{}.Dcgm("n1", body).Go();
+  Feed r;
+  // GPU pods are those holding GPU resources (DESIGN section 6): "big" holds a GPU, "small" a
+  // slice; "ghost" holds one but is on no device; "seen" is on a device without a Pod object.
+  r.objects.pods["t/big"] = GpuPod("t", "big", "n1");
+  r.objects.pods["t/small"] = GpuPod("t", "small", "n1", "nvidia.com/mig-1g.10gb");
+  r.objects.pods["t/ghost"] = GpuPod("t", "ghost", "n1", "nvidia.com/gpu.shared");
+  Attribution a = r.Dcgm("n1", body).Go();
   ASSERT_EQ(a.namespaces.size(), 1u);
   const Namespace& t = a.namespaces[0];
   EXPECT_EQ(t.devices_in_use, 2u);
-  EXPECT_EQ(t.gpu_pods, 2u);
+  EXPECT_EQ(t.gpu_pods, 3u);
   EXPECT_DOUBLE_EQ(t.gpu_equivalents, 1.5);
   EXPECT_NEAR(*t.utilization, (0.8 * 1 + 0.01 * 0.5) / 1.5, 1e-12);
   EXPECT_DOUBLE_EQ(*t.memory_used_bytes, 1512 * kMiB);
@@ -305,9 +360,9 @@ TEST(AttributionRules, NamespacesSumPodsAndWeightUtilisationByGpuEquivalents) {
   EXPECT_DOUBLE_EQ(*FindNode(a, "n1")->unattributed_power_watts, 50);
 
   // Thresholds are parameters.
-  Feed r;
-  r.Dcgm("n1", body);
-  AttributionInput in{"c1", r.objects, r.exporters, {}};
+  Feed plain;
+  plain.Dcgm("n1", body);
+  AttributionInput in{"c1", plain.objects, plain.exporters, {}};
   in.params.idle_memory_at_least_bytes = 1024 * kMiB;
   EXPECT_EQ(Attribute(in).namespaces[0].idle_pods, 0u);
 }

@@ -103,7 +103,11 @@ TEST(HealthDevice, TwoDoubleBitEccErrorsAreCritical) {
   EXPECT_EQ(h.state, State::kCritical);
   ASSERT_EQ(Names(h), std::vector<std::string>{"ecc_dbe"});
   EXPECT_EQ(h.issues[0].severity, Severity::kCritical);
-  EXPECT_NE(h.issues[0].detail.find("2 uncorrectable"), std::string::npos) << h.issues[0].detail;
+  // The label carries no count (a growing count must not start a new series); the text does.
+  EXPECT_EQ(h.issues[0].detail, "uncorrectable (double-bit) ECC errors since the driver loaded");
+  EXPECT_EQ(h.issues[0].text, "2 uncorrectable (double-bit) ECC errors since the driver loaded");
+  v.ecc_dbe_volatile = 5;
+  EXPECT_EQ(Assess(v).issues[0].detail, h.issues[0].detail);
 }
 
 TEST(HealthDevice, RowRemapFailureIsCritical) {
@@ -122,7 +126,8 @@ TEST(HealthDevice, ThreeRowsPendingRemapAreAWarning) {
   EXPECT_EQ(h.state, State::kWarning);
   ASSERT_EQ(h.issues.size(), 1u);
   EXPECT_EQ(h.issues[0].name, "rows_pending_remap");
-  EXPECT_EQ(h.issues[0].detail, "3 rows pending remap");
+  EXPECT_EQ(h.issues[0].detail, "rows pending remap");
+  EXPECT_EQ(h.issues[0].text, "3 rows pending remap");
 }
 
 TEST(HealthDevice, RowRemapPendingFlagAloneIsAWarning) {
@@ -189,7 +194,9 @@ TEST(HealthDevice, ExporterXidCountsAddIssuesButNotTheLastXidTwice) {
   EXPECT_EQ(h.issues[0].detail, "last XID 79: GPU has fallen off the bus");  // critical first
   EXPECT_EQ(h.issues[1].severity, Severity::kWarning);
   EXPECT_NE(h.issues[1].detail.find("XID 13: Graphics Engine Exception"), std::string::npos);
-  EXPECT_NE(h.issues[1].detail.find("1 time "), std::string::npos) << h.issues[1].detail;
+  EXPECT_EQ(h.issues[1].detail.find("1 time"), std::string::npos) << h.issues[1].detail;
+  EXPECT_NE(h.issues[1].text.find("1 time "), std::string::npos) << h.issues[1].text;
+  EXPECT_EQ(Assess(v, {{79, 2}, {13, 7}}).issues[1].detail, h.issues[1].detail);
 
   sources::DcgmValues none;
   DeviceHealth zero = Assess(none, {{31, 0}});  // the count family was exported: all clear
@@ -203,7 +210,7 @@ TEST(HealthDevice, WorstSeverityWinsAndCriticalIssuesComeFirst) {
   DeviceHealth h = Assess(v);
   EXPECT_EQ(h.state, State::kCritical);
   EXPECT_EQ(Names(h), (std::vector<std::string>{"ecc_dbe", "throttle_hw_thermal"}));
-  EXPECT_NE(h.issues[0].detail.find("1 uncorrectable (double-bit) ECC error "), std::string::npos);
+  EXPECT_NE(h.issues[0].text.find("1 uncorrectable (double-bit) ECC error "), std::string::npos);
 }
 
 TEST(HealthDevice, FieldsGatherOverLines) {
@@ -522,6 +529,19 @@ TEST(HealthStatusPage, ListsProblemDevicesWithTheirIssueText) {
   EXPECT_NE(page.find("warning: last XID 31: GPU memory page fault"), std::string::npos);
   EXPECT_NE(page.find("prod&lt;eu&gt;"), std::string::npos);
   EXPECT_EQ(page.find("prod<eu>"), std::string::npos);
+
+  // The page gives the counts the `detail` label leaves out.
+  attribution::Attribution& a = MutableOutput(s.clusters[0]).attribution;
+  ASSERT_FALSE(a.devices.empty());
+  sources::DcgmValues ecc;
+  ecc.ecc_dbe_volatile = 4;
+  health::HealthFields fields;
+  fields.Add(ecc, {});
+  a.devices[0].health = health::AssessDevice(fields);
+  page = publish::RenderStatusPage(s, 1764460800);
+  EXPECT_NE(page.find("critical: 4 uncorrectable (double-bit) ECC errors since the driver loaded"),
+            std::string::npos);
+  EXPECT_EQ(a.devices[0].health.issues[0].detail.find('4'), std::string::npos);
 
   MutableOutput(s.clusters[0]).attribution = {};
   std::string quiet = publish::RenderHealthSection(s);

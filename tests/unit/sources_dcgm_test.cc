@@ -183,12 +183,48 @@ TEST(SourcesDcgm, IgnoredAndUnknownFamiliesAreCountedOnce) {
   body += "DCGM_FI_DEV_SM_CLOCK{gpu=\"0\",UUID=\"GPU-a\"} 1980\n";
   body += "DCGM_FI_DEV_SM_CLOCK{gpu=\"1\",UUID=\"GPU-b\"} 1980\n";
   Read r(body);
-  EXPECT_TRUE(r.readings.records.empty());  // SM_CLOCK is not a field we read
+  // SM_CLOCK is not a field we read, but its lines still name two devices (with no values).
+  ASSERT_EQ(r.readings.records.size(), 2u);
+  EXPECT_EQ(r.readings.records[0].values, DcgmValues{});
+  EXPECT_EQ(r.readings.stats.samples_used, 0u);
   EXPECT_EQ(r.readings.stats.unknown_families, 20u);
   EXPECT_EQ(r.readings.stats.unknown_family_names.size(), kMaxFamilyNamesKept);
   EXPECT_EQ(r.readings.stats.ignored_families, 1u);
   ASSERT_EQ(r.readings.stats.ignored_family_names.size(), 1u);
   EXPECT_EQ(r.readings.stats.ignored_family_names[0], "DCGM_FI_DEV_SM_CLOCK");
+}
+
+// Custom counter lists: a body with only clocks, or only profiling fields, still names its
+// devices, MIG slices (with the profile exactly as exported) and pods; fields not exported stay
+// absent.
+TEST(SourcesDcgm, AnyDcgmSeriesWithADeviceKeyMakesTheDevice) {
+  Read clocks(
+      "DCGM_FI_DEV_SM_CLOCK{gpu=\"0\",UUID=\"GPU-a\",GPU_I_PROFILE=\"7g.79gb\",GPU_I_ID=\"0\","
+      "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"dcgm-exporter-x\"} 1980\n"
+      "DCGM_FI_DEV_MEM_CLOCK{gpu=\"0\",UUID=\"GPU-a\",GPU_I_PROFILE=\"7g.79gb\",GPU_I_ID=\"0\","
+      "Hostname=\"dcgm-exporter-x\"} 2619\n"
+      "DCGM_FI_DEV_SM_CLOCK{gpu=\"1\",UUID=\"GPU-b\",namespace=\"ml\",pod=\"train-0\"} 1755\n"
+      "DCGM_FI_DEV_SM_CLOCK{Hostname=\"dcgm-exporter-x\"} 0\n");  // no device key: nothing
+  const auto& recs = clocks.readings.records;
+  ASSERT_EQ(recs.size(), 2u);
+  EXPECT_EQ(recs[0].device.uuid, "GPU-a");
+  ASSERT_TRUE(recs[0].device.gpu_instance.has_value());
+  EXPECT_EQ(*recs[0].device.gpu_instance, "0");
+  EXPECT_EQ(recs[0].device.mig_profile, "7g.79gb");
+  EXPECT_EQ(recs[0].device.model, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(recs[0].values, DcgmValues{});  // unknown, never 0
+  ASSERT_TRUE(recs[1].pod.has_value());
+  EXPECT_EQ(recs[1].pod->id.name, "train-0");
+  EXPECT_EQ(clocks.readings.stats.ignored_families, 2u);
+  EXPECT_EQ(clocks.readings.stats.unkeyed_samples, 0u);  // a field we do not read, on no device
+
+  Read prof(
+      "DCGM_FI_PROF_SM_ACTIVE{gpu=\"0\",UUID=\"GPU-c\"} 0.5\n"
+      "DCGM_FI_PROF_PIPE_FP16_ACTIVE{gpu=\"0\",UUID=\"GPU-c\"} 0.25\n");
+  ASSERT_EQ(prof.readings.records.size(), 1u);
+  EXPECT_DOUBLE_EQ(*prof.readings.records[0].values.sm_active, 0.5);
+  EXPECT_FALSE(prof.readings.records[0].values.gpu_util.has_value());
+  EXPECT_FALSE(prof.readings.records[0].values.power_watts.has_value());
 }
 
 TEST(SourcesDcgm, ReadingsOutliveTheBody) {

@@ -23,6 +23,15 @@ inline bool IsTrackedResource(std::string_view resource) {
 // A node with any of these (even at 0) is a GPU node.
 bool IsNvidiaResource(std::string_view resource);
 
+// Whether `resource` counts time-slicing replicas on `node` (nullptr: a pod not bound to a node):
+// `*.shared` always; a device resource when the node is labelled `<resource>.replicas` = r > 1
+// (a time-sliced GPU that was not renamed: `nvidia.com/gpu: 16` with r = 4 is 4 GPUs).
+bool CountsReplicas(const kube::Node* node, std::string_view resource);
+// The physical devices that `count` of a tracked `resource` stand for on `node`: the count for a
+// device resource, count ÷ r (rounded down) for replicas with r from the `.replicas` label of
+// their device resource, 0 for replicas whose r the node does not say.
+int64_t PhysicalDevices(const kube::Node& node, std::string_view resource, int64_t count);
+
 // "nvidia.com/mig-1g.10gb" → "mig-1g.10gb" for messages; other names (DRA's
 // "gpu.nvidia.com/gpu") stay whole so that they cannot be mistaken for each other.
 std::string ShortResourceName(std::string_view resource);

@@ -2,6 +2,7 @@
 // which nodes share their GPUs by time-slicing, and the GPU pods of a node.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
@@ -23,9 +24,23 @@ bool HoldsGpuResources(const kube::Pod& pod);
 // whatever its device class: never flag a pod that may hold a DRA device).
 bool RequestsAnyGpu(const kube::Pod& pod);
 
-// Time-sliced node: advertises an `nvidia.com/*.shared` resource or is labelled
-// `nvidia.com/gpu.replicas` > 1.
-bool NodeSharesGpus(const kube::Node& node);
+// The time-slicing replicas per physical device of a device resource, from the label
+// gpu-feature-discovery sets beside it (`nvidia.com/gpu.replicas`,
+// `nvidia.com/mig-1g.10gb.replicas`): its value when it is an integer > 1, else 1.
+int64_t ReplicasLabel(const kube::Node& node, std::string_view device_resource);
+
+// Which devices of a node the device plugin time-slices (DESIGN section 5, "shared devices"). A
+// resource R is time-sliced when `R.shared` is advertised above 0 or the node is labelled
+// `R.replicas` > 1; a `.shared` resource advertised at 0 (common on mig.strategy=mixed nodes
+// whose sharing config gives no replicas) time-slices nothing.
+struct NodeSharing {
+  bool whole_gpus = false;  // nvidia.com/gpu
+  // Any nvidia.com/mig-<profile>; on a node advertising no such resource (mig.strategy=single,
+  // where slices are nvidia.com/gpu) the same as whole_gpus.
+  bool mig_slices = false;
+  bool Shares(bool mig_slice) const { return mig_slice ? mig_slices : whole_gpus; }
+};
+NodeSharing NodeSharingOf(const kube::Node& node);
 
 // The pods holding GPU resources, by node name, each list sorted.
 std::map<std::string, std::vector<kube::PodId>, std::less<>> GpuPodsByNode(

@@ -105,7 +105,7 @@ struct Namespace {
   std::string name;
   size_t devices_in_use = 0;  // distinct devices its pods use
   double gpu_equivalents = 0;
-  size_t gpu_pods = 0;                // pods holding GPU resources, or seen on a device
+  size_t gpu_pods = 0;                // pods holding GPU resources or DRA GPU devices
   std::optional<double> utilization;  // GPU-equivalent-weighted mean of its pods
   std::optional<double> memory_used_bytes;
   std::optional<double> memory_idle_bytes;  // memory held by idle pods

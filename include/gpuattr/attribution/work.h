@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gpuattr/attribution/attribution.h"
+#include "gpuattr/attribution/kube_view.h"
 #include "gpuattr/attribution/types.h"
 
 namespace gpuattr::attribution {
@@ -39,7 +40,7 @@ struct NodeReadings {
   std::vector<const sources::ProcessReading*> processes;
   std::vector<const sources::ProcessDeviceReading*> process_devices;
   bool has_process_exporter = false;
-  bool shares_gpus = false;  // the node's objects say time-sliced (kube_view.h)
+  NodeSharing sharing;  // what the node's object says is time-sliced (kube_view.h)
   Tier tier = Tier::kDcgmPod;
 };
 
@@ -54,6 +55,11 @@ struct Work {
 // devices.cc: readings → nodes → devices and cards with their gauges.
 void GroupByNode(const AttributionInput& input, Work& work);
 void BuildDevices(Work& work);
+// The whole GPU of `node` that a per-process exporter's reading names: the same UUID; by card
+// index only when one side has no UUID. nullptr when none (a per-process exporter does not name
+// MIG slices).
+DeviceWork* MatchWholeGpu(Work& work, const std::string& node, const std::string& uuid,
+                          const std::string& gpu);
 
 // power.cc: card power, device power shares and GPU-equivalents; node power after pods.
 int ComputeSize(std::string_view mig_profile);  // "3g.40gb" → 3; unparseable → 1

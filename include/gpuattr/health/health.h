@@ -74,7 +74,12 @@ struct HealthFields {
 struct Issue {
   std::string name;  // xid, ecc_dbe, row_remap_failed, rows_pending_remap, throttle_*, health_check
   Severity severity = Severity::kWarning;
-  std::string detail;  // human text, e.g. "last XID 79: GPU has fallen off the bus"
+  // The `detail` label: human text without changing numbers (no counts), so that a count going
+  // up never starts a new series, e.g. "last XID 79: GPU has fallen off the bus".
+  std::string detail;
+  // The same for people, with the counts: "2 uncorrectable (double-bit) ECC errors since the
+  // driver loaded" (status page).
+  std::string text;
   auto operator<=>(const Issue&) const = default;
   bool operator==(const Issue&) const = default;
 };

@@ -4,6 +4,10 @@
 // repeated device lines of time-sliced pods and dcgm-exporter's per-pod FB_USED/GPU_UTIL lines stay
 // separate records. Deciding which of them counts (max over repeats, per-pod values) is the
 // attribution's job, not this reader's.
+//
+// Every DCGM line with a device key (gpu or UUID, plus GPU_I_ID on a MIG slice) makes its record,
+// whatever the field: a body trimmed to clocks or profiling fields still names its devices, MIG
+// slices and pods. Fields this reader does not use set no value (unknown, never 0).
 #pragma once
 
 #include "gpuattr/expo/parser.h"

@@ -65,6 +65,8 @@ struct DcgmValues {
   std::optional<double> clocks_event_reasons;  // bitmask
   std::optional<double> health_status;         // worst of the lines: 0 pass, 10 warn, 20 fail
 
+  bool operator==(const DcgmValues&) const = default;
+
   // The slot of a field (kXidErrorsCount has none: it lives in DcgmRecord::xid_error_counts).
   std::optional<double>* Slot(DcgmField field);
   const std::optional<double>* Slot(DcgmField field) const;
