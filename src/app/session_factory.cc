@@ -43,16 +43,18 @@ KubeSessionOptions SessionOptionsFromConfig(const Config& config) {
   return o;
 }
 
-std::shared_ptr<ledger::StateFile> OpenStateFile(const Config& config) {
+Result<std::shared_ptr<ledger::StateFile>> OpenStateFile(const Config& config) {
   auto path = ledger::ResolveStateFilePath(config.state_file);
   if (!path.ok()) {
     log::Warn("no state file; idle runs and energy counters will not survive a restart",
               {{"err", path.error().message}});
-    return nullptr;
+    return std::shared_ptr<ledger::StateFile>();
   }
   // --once reads the state (idle runs continue) but never writes it: a one-off look must not
-  // move a running daemon's counters, nor race its writes.
-  return ledger::StateFile::Open(std::move(*path), /*writable=*/!config.once);
+  // move a running daemon's counters, nor race its writes; it needs no lock either (the daemon
+  // replaces the file atomically).
+  if (config.once) return ledger::StateFile::Open(std::move(*path), /*writable=*/false);
+  return ledger::StateFile::OpenExclusive(std::move(*path));
 }
 
 Result<SessionList> MakeKubeSessions(const Config& config) {
@@ -76,7 +78,9 @@ Result<SessionList> MakeKubeSessions(const Config& config) {
                           std::move(*transport));
   }
   // Only once every cluster is usable: a bad kubeconfig must not touch the state file.
-  options.state_file = OpenStateFile(config);
+  auto state_file = OpenStateFile(config);
+  if (!state_file.ok()) return state_file.error();
+  options.state_file = std::move(*state_file);
   SessionList out;
   for (auto& [label, transport] : clusters)
     out.push_back(std::make_unique<KubeClusterSession>(
