@@ -37,6 +37,7 @@ KubeSessionOptions SessionOptionsFromConfig(const Config& config) {
   o.stages.attribution.idle_utilization_below = config.idle.utilization_below;
   o.stages.attribution.idle_memory_at_least_bytes =
       static_cast<double>(config.idle.memory_at_least_bytes);
+  o.interval = config.interval;  // the cache's sync window is 2 intervals
   // A missed cycle or a quick restart still integrates; a longer gap adds no invented joules.
   o.ledger.max_gap_seconds =
       std::max(300.0, 5 * std::chrono::duration<double>(config.interval).count());
