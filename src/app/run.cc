@@ -31,8 +31,20 @@ void RecordCycle(publish::ClusterSnapshot& c, publish::CycleResult r, double sec
   c.last_attempt_unix_seconds = now_unix;
   if (r.up) c.last_success_unix_seconds = now_unix;
   // A failed cycle keeps the last good output published (until DropStale), and the last
-  // discovery report unless it made a fresh one (whose exporters then say why they failed).
+  // discovery report unless it made a fresh one (whose exporters then say why they failed). A
+  // kept report's exporters were not read this cycle: they are published down (DESIGN 9: stale
+  // data is marked by gpuattr_exporter_up 0), the probes as they were.
   if (!r.up) r.output = nullptr;
+  if (!r.discovery && !r.up && c.latest.discovery) {
+    auto kept = std::make_shared<discovery::DiscoveryReport>(*c.latest.discovery);
+    for (discovery::ExporterStatus& e : kept->exporters) {
+      if (!e.up) continue;
+      e.up = false;
+      e.http_status = 0;
+      e.reason = "not scraped: the cluster's cycle failed (see its errors)";
+    }
+    r.discovery = std::move(kept);
+  }
   if (!r.discovery) r.discovery = std::move(c.latest.discovery);
   if (!r.output) r.output = std::move(c.latest.output);
   c.latest = std::move(r);

@@ -245,6 +245,11 @@ TEST(Outage, ApiserverDownIsReportedHonestlyAndTheLastGoodDataStays) {
   const auto later = scrape();
   EXPECT_EQ(Find(later, "gpuattr_cluster_up"), 0.0);
   EXPECT_EQ(WithPrefix(later, "gpuattr_pod_"), pods_down);  // served unchanged, values and all
+  // The exporters were not read during the outage: they say so (ExporterDown is inhibited by
+  // ClusterDown in the example Alertmanager config).
+  const auto exporters = WithPrefix(later, "gpuattr_exporter_up{");
+  ASSERT_FALSE(exporters.empty());
+  for (const auto& [series, value] : exporters) EXPECT_EQ(value, 0) << series;
   const double frozen = *Find(down, "gpuattr_last_cycle_timestamp_seconds");
   EXPECT_EQ(Find(later, "gpuattr_last_cycle_timestamp_seconds"), frozen);
   EXPECT_LE(frozen, WallNow() - 8);

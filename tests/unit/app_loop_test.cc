@@ -216,7 +216,14 @@ TEST(AppLoopRecord, FailedCyclesKeepOutputAndDiscoveryAndTheSuccessTime) {
   publish::CycleResult good;
   good.up = true;
   good.output = std::make_shared<publish::CycleOutput>();
-  good.discovery = std::make_shared<discovery::DiscoveryReport>();
+  auto report = std::make_shared<discovery::DiscoveryReport>();
+  report->exporters.resize(2);
+  report->exporters[0].pod = "dcgm-a";
+  report->exporters[0].up = true;
+  report->exporters[1].pod = "dcgm-b";
+  report->exporters[1].reason = "HTTP 503";
+  report->probes.resize(1);
+  good.discovery = report;
   RecordCycle(c, good, 0.5, 1000);
   EXPECT_EQ(c.last_success_unix_seconds, 1000.0);
 
@@ -224,7 +231,14 @@ TEST(AppLoopRecord, FailedCyclesKeepOutputAndDiscoveryAndTheSuccessTime) {
   bad.errors = {"down"};
   RecordCycle(c, bad, 0.2, 1020);
   EXPECT_EQ(c.latest.output, good.output);
-  EXPECT_EQ(c.latest.discovery, good.discovery);
+  // The last report stays, but its exporters were not read this cycle: published down.
+  ASSERT_TRUE(c.latest.discovery);
+  ASSERT_EQ(c.latest.discovery->exporters.size(), 2u);
+  EXPECT_FALSE(c.latest.discovery->exporters[0].up);
+  EXPECT_THAT(c.latest.discovery->exporters[0].reason, HasSubstr("cycle failed"));
+  EXPECT_EQ(c.latest.discovery->exporters[1].reason, "HTTP 503");  // was down already: as it was
+  EXPECT_EQ(c.latest.discovery->probes.size(), 1u);
+  EXPECT_TRUE(good.discovery->exporters[0].up);  // the published report itself is not changed
   EXPECT_EQ(c.last_success_unix_seconds, 1000.0);
   EXPECT_EQ(c.last_attempt_unix_seconds, 1020.0);
   EXPECT_EQ(c.cycles, 2u);
