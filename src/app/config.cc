@@ -151,8 +151,8 @@ class FileLoader {
 
   Status LoadRoot(const YAML::Node& root) {
     if (Status s = CheckMap(root, "",
-                            {"kubeconfig", "clusters", "cluster_name", "interval", "web", "targets",
-                             "log", "state_file", "scrape", "idle", "discovery"});
+                            {"kubeconfig", "clusters", "cluster_name", "interval", "stale_after",
+                             "web", "targets", "log", "state_file", "scrape", "idle", "discovery"});
         !s)
       return s;
     if (root.IsNull()) return Status::Ok();
@@ -167,6 +167,8 @@ class FileLoader {
         !s)
       return s;
     if (Status s = Field(root, "", "interval", cfg_.interval, ParsePositiveDuration); !s) return s;
+    if (Status s = Field(root, "", "stale_after", cfg_.stale_after, ParsePositiveDuration); !s)
+      return s;
     if (Status s = LoadWeb(root["web"]); !s) return s;
     if (Status s = LoadTargets(root); !s) return s;
     YAML::Node logn = root["log"];

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
+#include <tuple>
 
 #include "gpuattr/util/log.h"
 
@@ -11,6 +13,34 @@ namespace {
 void AddUnique(std::vector<std::string>& to, std::string e) {
   if (std::find(to.begin(), to.end(), e) == to.end()) to.push_back(std::move(e));
 }
+
+bool IsProxy(const kube::RequestCount& c) {
+  return c.verb == "get" && (c.resource == "pods/proxy" || c.resource == "services/proxy");
+}
+
+// The request counters' rows, keyed for subtraction.
+std::map<std::tuple<std::string, std::string, std::string>, uint64_t> Rows(
+    const std::vector<kube::RequestCount>& counts) {
+  std::map<std::tuple<std::string, std::string, std::string>, uint64_t> out;
+  for (const auto& c : counts) out[{c.verb, c.resource, c.code}] = c.count;
+  return out;
+}
+
+// A proxied GET that got no answer from the apiserver itself: no response at all, or a 5xx
+// (which the apiserver also sends for an exporter it cannot reach, hence the /version check).
+bool Unanswered(const std::string& code) { return code == "error" || code.front() == '5'; }
+
+kube::ObjectCacheOptions CacheOptions(kube::ObjectCacheOptions o,
+                                      std::shared_ptr<kube::Transport> transport) {
+  // Stop() (shutdown, or the session's end) aborts the open watch streams at once.
+  o.cancel_streams = [t = std::move(transport), also = std::move(o.cancel_streams)] {
+    t->Cancel();
+    if (also) also();
+  };
+  return o;
+}
+
+double WallSeconds(Clock& clock) { return UnixSeconds(clock.WallNow()); }
 
 }  // namespace
 
@@ -26,9 +56,11 @@ KubeClusterSession::KubeClusterSession(std::string cluster,
     : cluster_(std::move(cluster)),
       options_(std::move(options)),
       clock_(options_.clock ? *options_.clock : SystemClock()),
-      client_(std::make_shared<kube::ApiClient>(std::move(transport), options_.api)),
+      transport_(std::move(transport)),
+      client_(std::make_shared<kube::ApiClient>(transport_, options_.api)),
       fetcher_(scrape::MakeApiFetcher(client_)),
-      cache_(std::make_unique<kube::ObjectCache>(client_, options_.cache)),
+      cache_(
+          std::make_unique<kube::ObjectCache>(client_, CacheOptions(options_.cache, transport_))),
       discovery_(cluster_, options_.discovery, clock_),
       stages_{
           ledger::Ledger(options_.ledger, options_.state_file ? options_.state_file->Load(cluster_)
@@ -39,6 +71,7 @@ KubeClusterSession::~KubeClusterSession() { cache_->Stop(); }
 
 void KubeClusterSession::Cancel() {
   stop_.Stop();
+  transport_->Cancel();
   cache_->Stop();
 }
 
@@ -75,6 +108,36 @@ std::vector<std::string> KubeClusterSession::CacheErrors() const {
   return errors;
 }
 
+std::string KubeClusterSession::AskVersion(const std::string& why) {
+  kube::GetOptions get;
+  get.timeout = options_.liveness_timeout;
+  get.max_attempts = 1;
+  get.stop = &stop_;
+  auto version = client_->Get("/version", get);
+  if (version.ok() || stop_.stopped()) return {};
+  return "cluster \"" + cluster_ + "\": the apiserver did not answer this cycle (" + why + "; " +
+         version.error().message + ")";
+}
+
+std::string KubeClusterSession::ApiserverSilence(const std::vector<kube::RequestCount>& before) {
+  const auto was = Rows(before);
+  uint64_t proxied = 0, unanswered = 0;
+  std::string sample;
+  for (const kube::RequestCount& c : client_->RequestCounts()) {
+    if (!IsProxy(c)) continue;
+    auto it = was.find({c.verb, c.resource, c.code});
+    const uint64_t n = c.count - (it == was.end() ? 0 : it->second);
+    proxied += n;
+    if (n > 0 && Unanswered(c.code)) {
+      unanswered += n;
+      if (sample.empty()) sample = c.code == "error" ? "no response" : "HTTP " + c.code;
+    }
+  }
+  if (proxied == 0 || unanswered < proxied) return {};
+  // The exporters are down, or the apiserver: ask it directly.
+  return AskVersion("all " + std::to_string(proxied) + " proxy GETs failed (" + sample + ")");
+}
+
 publish::CycleResult KubeClusterSession::RunCycle() {
   publish::CycleResult result;
   if (!started_ && !stop_.stopped()) {
@@ -87,9 +150,27 @@ publish::CycleResult KubeClusterSession::RunCycle() {
     return std::chrono::duration<double>(Real::now() - t).count();
   };
   const auto t_start = Real::now();
-  result.up = WaitForFirstLists();
+  const bool listed = WaitForFirstLists();
   result.errors = CacheErrors();
-  if (result.up) {
+  std::vector<std::string> out_of_sync;
+  if (listed && options_.cache.keep_watching) {  // without watches, listed once is all there is
+    const double window = 2 * std::chrono::duration<double>(options_.interval).count();
+    out_of_sync = kube::KindsOutOfSync(cache_->SyncStatuses(), WallSeconds(client_->clock()),
+                                       window, cluster_);
+    for (std::string& e : out_of_sync) AddUnique(result.errors, std::move(e));
+  }
+  // An informer whose latest LIST or WATCH failed may mean the apiserver is gone: then do not
+  // scrape through it (its failures would also mark every exporter down).
+  std::string silence;
+  if (listed && out_of_sync.empty() && !stop_.stopped()) {
+    for (const kube::KindStatus& k : cache_->SyncStatuses()) {
+      if (k.last_error.empty()) continue;
+      silence = AskVersion("the watch of " + k.resource + " failed: " + k.last_error);
+      break;
+    }
+    if (!silence.empty()) AddUnique(result.errors, silence);
+  }
+  if (listed && out_of_sync.empty() && silence.empty() && !stop_.stopped()) {
     const double wait_seconds = seconds_since(t_start);
     const auto t_discovery = Real::now();
     CycleInput input;
@@ -108,6 +189,7 @@ publish::CycleResult KubeClusterSession::RunCycle() {
       input.cluster_objects = std::move(input.objects);
       input.objects = shard_view_;
     }
+    const std::vector<kube::RequestCount> before = client_->RequestCounts();
     discovery::DiscoveryResult found =
         discovery_.RunCycle(*fetcher_, *input.objects, &stop_, input.cluster_objects.get());
     for (std::string& e : found.errors) AddUnique(result.errors, std::move(e));
@@ -117,24 +199,30 @@ publish::CycleResult KubeClusterSession::RunCycle() {
                            std::to_string(input.objects->nodes.size()) + " of " +
                            std::to_string(input.cluster_objects->nodes.size()) + " nodes";
     result.discovery = std::make_shared<const discovery::DiscoveryReport>(std::move(found.report));
-    input.readings = OwnedReadings(std::move(found.readings), shard);
-    input.now_unix = UnixSeconds(clock_.WallNow());
-    input.now = clock_.Now();
-    if (options_.observe_input) options_.observe_input(input);
-    const double discovery_seconds = seconds_since(t_discovery);
-    const auto t_stages = Real::now();
-    result.output =
-        std::make_shared<const publish::CycleOutput>(RunStages(input, stages_, options_.stages));
-    const double stages_seconds = seconds_since(t_stages);
-    const auto t_save = Real::now();
-    if (options_.state_file) options_.state_file->Save(cluster_, stages_.ledger.state());
-    log::Debug("cycle parts", {{"cluster", cluster_},
-                               {"wait_seconds", wait_seconds},
-                               {"discovery_seconds", discovery_seconds},
-                               {"stages_seconds", stages_seconds},
-                               {"save_seconds", seconds_since(t_save)},
-                               {"readings", input.readings.size()},
-                               {"probed", result.discovery->probed_this_cycle}});
+    silence = ApiserverSilence(before);
+    if (!silence.empty()) {
+      AddUnique(result.errors, silence);
+    } else if (!stop_.stopped()) {
+      input.readings = OwnedReadings(std::move(found.readings), shard);
+      input.now_unix = UnixSeconds(clock_.WallNow());
+      input.now = clock_.Now();
+      if (options_.observe_input) options_.observe_input(input);
+      const double discovery_seconds = seconds_since(t_discovery);
+      const auto t_stages = Real::now();
+      result.output =
+          std::make_shared<const publish::CycleOutput>(RunStages(input, stages_, options_.stages));
+      const double stages_seconds = seconds_since(t_stages);
+      const auto t_save = Real::now();
+      if (options_.state_file) options_.state_file->Save(cluster_, stages_.ledger.state());
+      result.up = true;
+      log::Debug("cycle parts", {{"cluster", cluster_},
+                                 {"wait_seconds", wait_seconds},
+                                 {"discovery_seconds", discovery_seconds},
+                                 {"stages_seconds", stages_seconds},
+                                 {"save_seconds", seconds_since(t_save)},
+                                 {"readings", input.readings.size()},
+                                 {"probed", result.discovery->probed_this_cycle}});
+    }
   }
   for (const kube::DraKindStatus& d : cache_->DraStatuses())
     if (!d.note.empty()) result.notes.push_back("cluster \"" + cluster_ + "\": " + d.note);

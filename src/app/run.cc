@@ -25,20 +25,87 @@ int ExitCodeFor(const Error& e) {
 
 }  // namespace
 
+void RecordCycle(publish::ClusterSnapshot& c, publish::CycleResult r, double seconds,
+                 double now_unix) {
+  c.cycles++;
+  c.cycle_duration_seconds = seconds;
+  c.last_attempt_unix_seconds = now_unix;
+  if (r.up) c.last_success_unix_seconds = now_unix;
+  // A failed cycle keeps the last good output published (until DropStale), and the last
+  // discovery report unless it made a fresh one (whose exporters then say why they failed). A
+  // kept report's exporters were not read this cycle: they are published down (DESIGN 9: stale
+  // data is marked by gpuattr_exporter_up 0), the probes as they were.
+  if (!r.up) r.output = nullptr;
+  if (!r.discovery && !r.up && c.latest.discovery) {
+    auto kept = std::make_shared<discovery::DiscoveryReport>(*c.latest.discovery);
+    for (discovery::ExporterStatus& e : kept->exporters) {
+      if (!e.up) continue;
+      e.up = false;
+      e.http_status = 0;
+      e.reason = "not scraped: the cluster's cycle failed (see its errors)";
+    }
+    r.discovery = std::move(kept);
+  }
+  if (!r.discovery) r.discovery = std::move(c.latest.discovery);
+  if (!r.output) r.output = std::move(c.latest.output);
+  c.latest = std::move(r);
+}
+
+bool DropStale(publish::ClusterSnapshot& c, double now_unix, double stale_after_seconds) {
+  if (!c.latest.output || !c.last_success_unix_seconds) return false;
+  if (now_unix - *c.last_success_unix_seconds <= stale_after_seconds) return false;
+  c.latest.output = nullptr;
+  c.latest.up = false;
+  return true;
+}
+
 CycleLoop::CycleLoop(SessionList sessions, std::shared_ptr<publish::SnapshotStore> store,
-                     Clock& clock)
-    : sessions_(std::move(sessions)), store_(std::move(store)), clock_(clock) {
+                     Clock& clock, LoopOptions options)
+    : sessions_(std::move(sessions)), store_(std::move(store)), clock_(clock), options_(options) {
   for (const auto& s : sessions_) {
     publish::ClusterSnapshot c;
     c.cluster = s->Cluster();
     state_.push_back(std::move(c));
   }
   // Before the first cycle: the clusters are known, nothing else (/readyz answers 503).
-  auto initial = std::make_shared<publish::Snapshot>();
-  initial->clusters = state_;
-  initial->generated_unix_seconds = UnixSeconds(clock_.WallNow());
-  store_->Publish(std::move(initial));
+  std::lock_guard<std::mutex> lock(mu_);
+  PublishLocked(UnixSeconds(clock_.WallNow()));
 }
+
+CycleLoop::~CycleLoop() = default;
+
+// Under mu_: one complete Snapshot of every cluster's latest state.
+std::shared_ptr<const publish::Snapshot> CycleLoop::PublishLocked(double now) {
+  auto snap = std::make_shared<publish::Snapshot>();
+  snap->complete = !state_.empty();
+  for (const auto& c : state_) snap->complete = snap->complete && c.cycles > 0;
+  snap->generated_unix_seconds = now;
+  snap->clusters = state_;
+  store_->Publish(snap);
+  return snap;
+}
+
+void CycleLoop::LogCycle(const publish::ClusterSnapshot& c) const {
+  log::Info("cycle finished", {{"cluster", c.cluster},
+                               {"up", c.latest.up ? "true" : "false"},
+                               {"duration_seconds", c.cycle_duration_seconds},
+                               {"errors", c.latest.errors.size()}});
+  for (const auto& e : c.latest.errors)
+    log::Warn("cycle error", {{"cluster", c.cluster}, {"err", e}});
+}
+
+namespace {
+
+double Seconds(std::chrono::milliseconds d) { return std::chrono::duration<double>(d).count(); }
+
+void LogDropped(const publish::ClusterSnapshot& c, std::chrono::milliseconds stale_after) {
+  log::Warn(
+      "no successful cycle for longer than stale_after: the cluster's last good series are "
+      "no longer served",
+      {{"cluster", c.cluster}, {"stale_after", FormatDuration(stale_after)}});
+}
+
+}  // namespace
 
 std::shared_ptr<const publish::Snapshot> CycleLoop::RunOnce() {
   const size_t n = sessions_.size();
@@ -68,48 +135,70 @@ std::shared_ptr<const publish::Snapshot> CycleLoop::RunOnce() {
   for (auto& w : workers) w.join();
 
   const double now = UnixSeconds(clock_.WallNow());
+  std::lock_guard<std::mutex> lock(mu_);
   for (size_t i = 0; i < n; ++i) {
     publish::ClusterSnapshot& c = state_[i];
-    publish::CycleResult& r = results[i];
-    c.cycles++;
-    c.cycle_duration_seconds = seconds[i];
-    c.last_attempt_unix_seconds = now;
-    if (r.up) c.last_success_unix_seconds = now;
-    // A failed cycle keeps the last good discovery report and output published.
-    if (!r.discovery) r.discovery = std::move(c.latest.discovery);
-    if (!r.output) r.output = std::move(c.latest.output);
-    c.latest = std::move(r);
-    log::Info("cycle finished", {{"cluster", c.cluster},
-                                 {"up", c.latest.up ? "true" : "false"},
-                                 {"duration_seconds", c.cycle_duration_seconds},
-                                 {"errors", c.latest.errors.size()}});
-    for (const auto& e : c.latest.errors)
-      log::Warn("cycle error", {{"cluster", c.cluster}, {"err", e}});
+    RecordCycle(c, std::move(results[i]), seconds[i], now);
+    LogCycle(c);
+    if (DropStale(c, now, Seconds(options_.stale_after))) LogDropped(c, options_.stale_after);
   }
-  auto snap = std::make_shared<publish::Snapshot>();
-  snap->complete = true;
-  snap->generated_unix_seconds = now;
-  snap->clusters = state_;
-  store_->Publish(snap);
+  auto snap = PublishLocked(now);
   results.clear();
   ReleaseFreeMemory();  // what this cycle freed (the previous output, bodies) goes back
   return snap;
 }
 
-void CycleLoop::RunUntilShutdown(std::chrono::milliseconds interval) {
+void CycleLoop::ClusterLoop(size_t i, std::chrono::milliseconds interval) {
   Shutdown& shutdown = Shutdown::Instance();
   while (!shutdown.Requested()) {
-    auto start = clock_.Now();
-    RunOnce();
-    auto next = start + interval;
-    auto now = clock_.Now();
+    const auto start = clock_.Now();
+    publish::CycleResult r = sessions_[i]->RunCycle();
+    const double seconds = std::chrono::duration<double>(clock_.Now() - start).count();
+    if (shutdown.Requested()) break;  // a cycle cut short by the shutdown is not published
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      const double now = UnixSeconds(clock_.WallNow());
+      publish::ClusterSnapshot& c = state_[i];
+      RecordCycle(c, std::move(r), seconds, now);
+      LogCycle(c);
+      if (DropStale(c, now, Seconds(options_.stale_after))) LogDropped(c, options_.stale_after);
+      PublishLocked(now);
+    }
+    ReleaseFreeMemory();  // what this cycle freed (the previous output, bodies) goes back
+    const auto next = start + interval;
+    const auto now = clock_.Now();
     if (now >= next) {
       log::Warn("cycle took longer than the interval; starting the next one now",
-                {{"interval", FormatDuration(interval)}});
+                {{"cluster", sessions_[i]->Cluster()}, {"interval", FormatDuration(interval)}});
       continue;
     }
     shutdown.WaitFor(std::chrono::duration_cast<std::chrono::milliseconds>(next - now));
   }
+}
+
+void CycleLoop::RunUntilShutdown(std::chrono::milliseconds interval) {
+  Shutdown& shutdown = Shutdown::Instance();
+  std::vector<std::thread> clusters;
+  clusters.reserve(sessions_.size());
+  for (size_t i = 0; i < sessions_.size(); ++i)
+    clusters.emplace_back([this, i, interval] { ClusterLoop(i, interval); });
+  // Meanwhile: drop stale output on time, even while a cluster's cycle hangs.
+  while (!shutdown.WaitFor(std::chrono::seconds(1))) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const double now = UnixSeconds(clock_.WallNow());
+    bool dropped = false;
+    for (publish::ClusterSnapshot& c : state_) {
+      if (!DropStale(c, now, Seconds(options_.stale_after))) continue;
+      LogDropped(c, options_.stale_after);
+      dropped = true;
+    }
+    if (dropped) PublishLocked(now);
+  }
+  // Cancel every session (aborting requests and watch streams), then wait for their threads.
+  std::vector<std::thread> cancels;
+  for (auto& s : sessions_) cancels.emplace_back([&s] { s->Cancel(); });
+  for (auto& t : cancels) t.join();
+  for (auto& t : clusters) t.join();
 }
 
 Result<std::vector<publish::Credential>> ReadCredentials(const std::vector<BasicAuthUser>& users) {
@@ -152,7 +241,9 @@ int Run(const Config& config, const SessionFactory& factory, std::ostream& out, 
     return ExitCodeFor(sessions.error());
   }
   auto store = std::make_shared<publish::SnapshotStore>();
-  CycleLoop loop(std::move(*sessions), store);
+  LoopOptions loop_options;
+  loop_options.stale_after = config.stale_after;
+  CycleLoop loop(std::move(*sessions), store, SystemClock(), loop_options);
 
   if (config.once) {
     auto snap = loop.RunOnce();

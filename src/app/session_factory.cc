@@ -43,22 +43,25 @@ KubeSessionOptions SessionOptionsFromConfig(const Config& config) {
   o.stages.attribution.idle_utilization_below = config.idle.utilization_below;
   o.stages.attribution.idle_memory_at_least_bytes =
       static_cast<double>(config.idle.memory_at_least_bytes);
+  o.interval = config.interval;  // the cache's sync window is 2 intervals
   // A missed cycle or a quick restart still integrates; a longer gap adds no invented joules.
   o.ledger.max_gap_seconds =
       std::max(300.0, 5 * std::chrono::duration<double>(config.interval).count());
   return o;
 }
 
-std::shared_ptr<ledger::StateFile> OpenStateFile(const Config& config) {
+Result<std::shared_ptr<ledger::StateFile>> OpenStateFile(const Config& config) {
   auto path = ledger::ResolveStateFilePath(config.state_file);
   if (!path.ok()) {
     log::Warn("no state file; idle runs and energy counters will not survive a restart",
               {{"err", path.error().message}});
-    return nullptr;
+    return std::shared_ptr<ledger::StateFile>();
   }
   // --once reads the state (idle runs continue) but never writes it: a one-off look must not
-  // move a running daemon's counters, nor race its writes.
-  return ledger::StateFile::Open(std::move(*path), /*writable=*/!config.once);
+  // move a running daemon's counters, nor race its writes; it needs no lock either (the daemon
+  // replaces the file atomically).
+  if (config.once) return ledger::StateFile::Open(std::move(*path), /*writable=*/false);
+  return ledger::StateFile::OpenExclusive(std::move(*path));
 }
 
 Result<std::vector<LabelledConnection>> ClusterConnections(const Config& config,
@@ -122,7 +125,9 @@ Result<SessionList> MakeKubeSessions(const Config& config) {
                {"total_shards", std::to_string(config.shard.total)},
                {"pod", config.shard.pod}});
   // Only once every cluster is usable: a bad kubeconfig must not touch the state file.
-  options.state_file = OpenStateFile(config);
+  auto state_file = OpenStateFile(config);
+  if (!state_file.ok()) return state_file.error();
+  options.state_file = std::move(*state_file);
   SessionList out;
   for (auto& [label, transport] : clusters)
     out.push_back(std::make_unique<KubeClusterSession>(

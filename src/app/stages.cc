@@ -1,7 +1,5 @@
 #include "gpuattr/app/stages.h"
 
-#include <set>
-
 #include "gpuattr/allocation/allocation.h"
 #include "gpuattr/health/health.h"
 
@@ -49,8 +47,8 @@ publish::CycleOutput RunStages(const CycleInput& input, StageState& state,
   out.inference =
       state.inference.Update(input.cluster, input.readings, input.now, &out.attribution);
 
-  std::set<kube::PodId> in_cluster;
-  for (const auto& [key, pod] : objects.pods) in_cluster.insert(pod.Id());
+  ledger::PodUids in_cluster;
+  for (const auto& [key, pod] : objects.pods) in_cluster.emplace(pod.Id(), pod.uid);
   out.ledger = state.ledger.Record(out.attribution, input.now_unix, &in_cluster);
   return out;
 }

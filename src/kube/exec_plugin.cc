@@ -13,7 +13,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <thread>
 
 #include "gpuattr/util/log.h"
@@ -25,7 +24,11 @@ namespace gpuattr::kube {
 namespace {
 
 constexpr size_t kMaxStdout = 4u << 20;  // an ExecCredential is a few KiB
-constexpr size_t kMaxStderrLine = 4096;
+// Plugin stderr goes to the log only (it may hold a device-login code or a URL with a secret):
+// lines cut at kMaxStderrLine bytes, at most kMaxStderrLines lines per run, then one line that
+// says how many more were dropped.
+constexpr size_t kMaxStderrLine = 512;
+constexpr size_t kMaxStderrLines = 20;
 
 std::string Who(const ExecPluginRun& run) {
   return "exec plugin " + Quote(run.config.command) + " (user " + Quote(run.user_name) + " in " +
@@ -47,10 +50,10 @@ int DigitsAt(std::string_view s, size_t pos, size_t n) {
   return v;
 }
 
-// Reads both pipes until EOF or the deadline. Complete stderr lines go to `on_line`.
+// Reads both pipes until EOF or the deadline. Complete stderr lines are logged (bounded).
 struct ChildOutput {
   std::string out;
-  std::string last_err_line;
+  size_t err_lines = 0;  // non-empty stderr lines seen
   bool timed_out = false;
   bool stdout_too_large = false;
 };
@@ -59,13 +62,13 @@ void DrainPipes(int out_fd, int err_fd, std::chrono::steady_clock::time_point de
                 const ExecPluginRun& run, ChildOutput& result) {
   std::string err_buf;
   auto emit_line = [&](std::string line) {
-    if (line.size() > kMaxStderrLine) line.resize(kMaxStderrLine);
     std::string_view trimmed = Trim(line);
     if (trimmed.empty()) return;
-    result.last_err_line = std::string(trimmed);
-    log::Warn(
-        "exec plugin message",
-        {{"plugin", run.config.command}, {"user", run.user_name}, {"line", result.last_err_line}});
+    if (++result.err_lines > kMaxStderrLines) return;
+    std::string text(trimmed.substr(0, kMaxStderrLine));
+    if (trimmed.size() > kMaxStderrLine) text += "…";
+    log::Warn("exec plugin message",
+              {{"plugin", run.config.command}, {"user", run.user_name}, {"line", text}});
   };
   bool out_open = true, err_open = true;
   char buf[8192];
@@ -109,7 +112,7 @@ void DrainPipes(int out_fd, int err_fd, std::chrono::steady_clock::time_point de
           emit_line(err_buf.substr(0, nl));
           err_buf.erase(0, nl + 1);
         }
-        if (err_buf.size() > kMaxStderrLine) {
+        if (err_buf.size() > 64 * 1024) {  // a line without end: log its start once
           emit_line(err_buf);
           err_buf.clear();
         }
@@ -117,6 +120,11 @@ void DrainPipes(int out_fd, int err_fd, std::chrono::steady_clock::time_point de
     }
   }
   if (!err_buf.empty()) emit_line(err_buf);
+  if (result.err_lines > kMaxStderrLines)
+    log::Warn("exec plugin message lines dropped",
+              {{"plugin", run.config.command},
+               {"user", run.user_name},
+               {"dropped", result.err_lines - kMaxStderrLines}});
 }
 
 // Waits for the child until `deadline`, then kills its process group. Returns the wait status.
@@ -285,12 +293,27 @@ Result<std::string> FindExecutable(const ExecPluginRun& run) {
     const char* env = std::getenv("PATH");
     path = env ? env : "/usr/local/bin:/usr/bin:/bin";
   }
-  std::stringstream ss(path);
-  std::string dir;
-  while (std::getline(ss, dir, ':')) {
-    if (dir.empty()) dir = ".";
-    std::string candidate = dir + "/" + cmd;
-    if (IsExecutableFile(candidate)) return candidate;
+  // As Go's exec.LookPath (what kubectl uses): the first match wins, and a match found through a
+  // relative entry (empty, ".", "bin") is refused with ErrDot's reason rather than run from the
+  // current directory.
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    const std::string dir = path.substr(start, end - start);
+    start = end + 1;
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + cmd;
+    if (!IsExecutableFile(candidate)) continue;
+    if (dir.empty() || dir.front() != '/') {
+      return MakeError(ErrorCode::kUnauthenticated,
+                       "exec plugin " + Quote(cmd) + where +
+                           ": refusing to run it from the current directory: it was found "
+                           "through the relative PATH entry " +
+                           Quote(dir) +
+                           " (as kubectl does, Go's exec.ErrDot); give the command as an "
+                           "absolute path or put its directory in PATH as an absolute path");
+    }
+    return candidate;
   }
   return MakeError(ErrorCode::kUnauthenticated,
                    "exec plugin " + Quote(cmd) + " not found in PATH" + where + hint);
@@ -392,7 +415,9 @@ Result<ExecCredential> RunExecPlugin(const ExecPluginRun& run) {
     return MakeError(ErrorCode::kUnauthenticated,
                      who + " wrote more than " + std::to_string(kMaxStdout) + " bytes to stdout");
   }
-  std::string last = output.last_err_line.empty() ? "" : ": " + output.last_err_line;
+  // Never the stderr text itself: errors reach the status page and /metrics readers; the log has
+  // the plugin's lines.
+  const std::string last = output.err_lines > 0 ? " (its stderr is in gpuattr's log)" : "";
   if (WIFSIGNALED(status)) {
     return MakeError(ErrorCode::kUnauthenticated,
                      who + " was killed by signal " + std::to_string(WTERMSIG(status)) + last);

@@ -9,7 +9,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <set>
@@ -86,9 +88,14 @@ class HttpTransport final : public Transport {
     return Do(req, &sink);
   }
   std::string ClusterName() const override { return conn_.context_name; }
+  void Cancel() override;
 
  private:
   struct Pooled {
+    // The client's current socket (set by httplib's socket-options hook when it opens one):
+    // Cancel() shuts it down, which ends a connect, a TLS handshake or a read at once, without
+    // the client's own lock (held for the whole connect). Declared before `client`, which uses it.
+    std::atomic<int> socket{-1};
     std::unique_ptr<httplib::ClientImpl> client;
     std::unique_ptr<VerifyOutcome> verify = std::make_unique<VerifyOutcome>();
     uint64_t generation = 0;  // exec certificate generation it was built with
@@ -117,11 +124,15 @@ class HttpTransport final : public Transport {
   std::shared_ptr<const ClientIdentity> static_identity_;
   ParsedUrl proxy_;
   bool use_proxy_ = false;
-  bool sni_via_addr_map_ = false;
+  std::string proxy_source_;  // "proxy-url", or the environment variable it came from
   std::unique_ptr<Credentials> credentials_;
 
   std::mutex pool_mu_;
   std::vector<std::unique_ptr<Pooled>> idle_;
+  std::set<Pooled*> in_flight_;  // under pool_mu_
+  // Set once by Cancel(). Atomic: the socket hook reads it without the lock, so that a socket
+  // opened just after Cancel() looked at in_flight_ is shut down too.
+  std::atomic<bool> cancelled_{false};
   uint64_t exec_identity_generation_ = 0;
   std::shared_ptr<const ClientIdentity> exec_identity_;
 };
@@ -162,22 +173,36 @@ Status HttpTransport::Init() {
     if (!id.ok()) return Fail(ErrorCode::kInvalidArgument, id.error().message);
     static_identity_ = *id;
   }
-  if (!conn_.proxy_url.empty()) {
-    auto proxy =
-        ParseUrl(conn_.proxy_url, "cluster " + Quote(conn_.cluster_name) + " in kubeconfig " +
-                                      conn_.kubeconfig_path + ": proxy-url");
+  // proxy-url wins; without it, the proxy environment as client-go reads it (url.h).
+  std::string proxy_url = conn_.proxy_url;
+  std::string proxy_what = "cluster " + Quote(conn_.cluster_name) + " in kubeconfig " +
+                           conn_.kubeconfig_path + ": proxy-url";
+  proxy_source_ = "proxy-url";
+  if (proxy_url.empty()) {
+    ServerUrl server{url_.scheme, url_.host, url_.port, base_path_};
+    auto getenv = options_.getenv ? options_.getenv
+                                  : std::function<const char*(const char*)>(
+                                        [](const char* name) { return std::getenv(name); });
+    EnvProxy env = ProxyFromEnvironment(server, getenv);
+    proxy_url = env.url;
+    proxy_what = "environment variable " + env.source;
+    proxy_source_ = env.source;
+  }
+  if (!proxy_url.empty()) {
+    auto proxy = ParseUrl(proxy_url, proxy_what);
     if (!proxy.ok()) return Fail(ErrorCode::kInvalidArgument, proxy.error().message);
     if (proxy->scheme != "http") {
-      return Fail(ErrorCode::kUnsupported, "proxy-url " + Quote(Redact(*proxy)) +
+      return Fail(ErrorCode::kUnsupported, proxy_what + " " + Quote(Redact(*proxy)) +
                                                ": only http:// proxies are supported (" +
                                                proxy->scheme + ":// is not)");
     }
     if (proxy->port == 0) proxy->port = 80;
     proxy_ = *proxy;
     use_proxy_ = true;
+    log::Debug(
+        "using a proxy",
+        {{"cluster", conn_.context_name}, {"proxy", Redact(proxy_)}, {"from", proxy_source_}});
   }
-  sni_via_addr_map_ = url_.scheme == "https" && !conn_.tls_server_name.empty() && !use_proxy_ &&
-                      IsIpLiteral(url_.host) && conn_.tls_server_name != url_.host;
   if (url_.scheme == "https" && conn_.insecure_skip_tls_verify) {
     std::lock_guard<std::mutex> lock(g_warned_mu);
     if (g_warned_insecure.insert(conn_.context_name).second) {
@@ -212,20 +237,22 @@ Result<std::unique_ptr<HttpTransport::Pooled>> HttpTransport::NewClient(const Au
       }
       identity = exec_identity_;
     }
-    const std::string& connect_host = sni_via_addr_map_ ? conn_.tls_server_name : url_.host;
     std::unique_ptr<httplib::SSLClient> ssl;
     if (identity) {
-      ssl = std::make_unique<httplib::SSLClient>(connect_host, url_.port, identity->cert(),
+      ssl = std::make_unique<httplib::SSLClient>(url_.host, url_.port, identity->cert(),
                                                  identity->key());
       for (const auto& extra : identity->chain())
         SSL_CTX_add1_chain_cert(ssl->ssl_context(), extra.get());
     } else {
-      ssl = std::make_unique<httplib::SSLClient>(connect_host, url_.port);
+      ssl = std::make_unique<httplib::SSLClient>(url_.host, url_.port);
     }
     if (!ssl->is_valid() || !ssl->ssl_context()) {
       return Fail(ErrorCode::kInternal, "cannot create a TLS context for " + display_url_);
     }
-    if (sni_via_addr_map_) ssl->set_hostname_addr_map({{conn_.tls_server_name, url_.host}});
+    // The connection (or the proxy's CONNECT) goes to the URL's host; SNI names tls-server-name.
+    if (!SendSniAs(ssl->ssl_context(), &conn_.tls_server_name))
+      return Fail(ErrorCode::kInternal,
+                  "cannot send " + Quote(conn_.tls_server_name) + " as the TLS server name");
     // httplib's own check would also trust the system CAs next to a given CA; verify ourselves.
     ssl->enable_server_certificate_verification(false);
     if (!conn_.insecure_skip_tls_verify &&
@@ -236,6 +263,11 @@ Result<std::unique_ptr<HttpTransport::Pooled>> HttpTransport::NewClient(const Au
     p->client = std::move(ssl);
   }
   p->client->set_keep_alive(true);
+  std::atomic<int>* socket_slot = &p->socket;
+  p->client->set_socket_options([this, socket_slot](socket_t sock) {
+    socket_slot->store(sock);
+    if (cancelled_.load()) ::shutdown(sock, SHUT_RDWR);
+  });
   if (use_proxy_) {
     p->client->set_proxy(proxy_.host, proxy_.port);
     if (!proxy_.userinfo.empty()) {
@@ -268,7 +300,7 @@ Result<std::unique_ptr<HttpTransport::Pooled>> HttpTransport::Acquire(const Auth
 
 void HttpTransport::Release(std::unique_ptr<Pooled> p) {
   std::lock_guard<std::mutex> lock(pool_mu_);
-  if (idle_.size() < options_.max_idle_clients) idle_.push_back(std::move(p));
+  if (!cancelled_ && idle_.size() < options_.max_idle_clients) idle_.push_back(std::move(p));
 }
 
 Error HttpTransport::Describe(httplib::Error err, const Pooled& p,
@@ -340,6 +372,12 @@ Result<Response> HttpTransport::Once(const Request& req, const ChunkSink* sink,
   std::unique_ptr<Pooled> p = std::move(*pooled);
   *p->verify = VerifyOutcome{};
   SetTimeouts(*p->client, req.timeout);
+  {
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    if (cancelled_)
+      return Fail(ErrorCode::kUnavailable, "GET " + req.path + ": cancelled (shutting down)");
+    in_flight_.insert(p.get());
+  }
 
   httplib::Headers headers;
   bool has_ua = false;
@@ -349,11 +387,6 @@ Result<Response> HttpTransport::Once(const Request& req, const ChunkSink* sink,
   }
   if (!has_ua) headers.emplace("User-Agent", options_.user_agent);
   if (!auth.authorization.empty()) headers.emplace("Authorization", auth.authorization);
-  if (sni_via_addr_map_) {
-    // The client was built for tls-server-name; keep the Host header on the URL's host.
-    std::string host = url_.host.find(':') != std::string::npos ? "[" + url_.host + "]" : url_.host;
-    headers.emplace("Host", host + ":" + std::to_string(url_.port));
-  }
 
   Response out;
   bool over_cap = false, past_deadline = false, sink_stopped = false;
@@ -370,6 +403,11 @@ Result<Response> HttpTransport::Once(const Request& req, const ChunkSink* sink,
         over_cap = true;
         return false;
       }
+    }
+    // A stream is open once its 2xx status arrived: tell the sink (an empty chunk).
+    if (sink && out.status >= 200 && out.status < 300 && !(*sink)(std::string_view())) {
+      sink_stopped = true;
+      return false;
     }
     return true;
   };
@@ -396,6 +434,12 @@ Result<Response> HttpTransport::Once(const Request& req, const ChunkSink* sink,
 
   ERR_clear_error();
   httplib::Result res = p->client->Get(base_path_ + req.path, headers, on_response, on_data);
+  bool cancelled = false;
+  {
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    in_flight_.erase(p.get());
+    cancelled = cancelled_;
+  }
   auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - start);
   if (res.error() == httplib::Error::Success) {
@@ -422,6 +466,8 @@ Result<Response> HttpTransport::Once(const Request& req, const ChunkSink* sink,
   // A pooled keep-alive connection the server closed while it sat idle fails before any
   // response: retry once on a new connection (GET is idempotent).
   const httplib::Error e = res.error();
+  if (cancelled)
+    return Fail(ErrorCode::kUnavailable, "GET " + req.path + ": cancelled (shutting down)");
   if (reused && out.status == 0 && elapsed < req.timeout &&
       (e == httplib::Error::Read || e == httplib::Error::Write ||
        e == httplib::Error::SSLConnection || e == httplib::Error::Connection ||
@@ -429,6 +475,19 @@ Result<Response> HttpTransport::Once(const Request& req, const ChunkSink* sink,
     return Once(req, sink, auth, true);
   }
   return Describe(e, *p, elapsed, req.timeout);
+}
+
+void HttpTransport::Cancel() {
+  std::lock_guard<std::mutex> lock(pool_mu_);
+  if (!cancelled_)
+    log::Debug("cancelling requests",
+               {{"cluster", conn_.context_name}, {"in_flight", in_flight_.size()}});
+  cancelled_.store(true);
+  for (Pooled* p : in_flight_) {
+    int fd = p->socket.load();
+    if (fd >= 0) ::shutdown(fd, SHUT_RDWR);
+  }
+  idle_.clear();
 }
 
 Result<Response> HttpTransport::Do(const Request& req, const ChunkSink* sink) {

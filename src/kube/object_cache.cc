@@ -1,5 +1,6 @@
 #include "gpuattr/kube/object_cache.h"
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "gpuattr/kube/decode.h"
@@ -364,6 +365,8 @@ KindStatus ToKindStatus(const WatchStatus& w, size_t objects) {
   k.decode_errors = w.decode_errors;
   k.last_decode_error = w.last_decode_error;
   k.last_sync_unix = w.last_sync_unix;
+  k.streaming = w.streaming;
+  k.last_connected_unix = w.last_connected_unix;
   return k;
 }
 
@@ -381,6 +384,41 @@ std::vector<KindStatus> ObjectCache::KindStatuses() const {
     WatchStatus w = kind->watcher->status();
     if (Refused(w)) continue;
     out.push_back(ToKindStatus(w, kind->store->Size()));
+  }
+  return out;
+}
+
+std::vector<KindStatus> ObjectCache::SyncStatuses() const {
+  std::vector<KindStatus> out;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& inf : informers_)
+    out.push_back(ToKindStatus(inf->watcher->status(), inf->store->Size()));
+  for (const auto& kind : dra_kinds_) {
+    if (kind->state != DraState::kWatching || kind->watcher == nullptr) continue;
+    WatchStatus w = kind->watcher->status();
+    if (w.synced) out.push_back(ToKindStatus(w, kind->store->Size()));
+  }
+  return out;
+}
+
+std::vector<std::string> KindsOutOfSync(const std::vector<KindStatus>& kinds, double now_unix,
+                                        double window_seconds, const std::string& cluster) {
+  std::vector<std::string> out;
+  const std::string where = " on cluster \"" + cluster + "\"";
+  for (const KindStatus& k : kinds) {
+    const std::string why = k.last_error.empty() ? "" : " (last error: " + k.last_error + ")";
+    if (!k.synced) {
+      out.push_back(k.resource + where + ": not listed yet" + why);
+      continue;
+    }
+    if (k.streaming) continue;
+    const double age = now_unix - k.last_connected_unix;
+    if (k.last_connected_unix > 0 && age <= window_seconds) continue;
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.0f", age);
+    out.push_back(k.resource + where + ": out of sync, no watch connected for " + seconds +
+                  " s (more than " + std::to_string(static_cast<long long>(window_seconds)) +
+                  " s)" + why);
   }
   return out;
 }

@@ -42,7 +42,32 @@ int VerifyCallback(int preverify_ok, X509_STORE_CTX* store_ctx) {
   return 0;
 }
 
+// The SSL_CTX ex_data slot holding the SNI name (a std::string owned by the caller).
+int SniIndex() {
+  static const int index = SSL_CTX_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+  return index;
+}
+
+// At the start of every handshake, before the ClientHello is built: replace the SNI the HTTP
+// library set (its connect host) with ours.
+void SniInfoCallback(const SSL* ssl, int where, int /*ret*/) {
+  if (!(where & SSL_CB_HANDSHAKE_START)) return;
+  const auto* name =
+      static_cast<const std::string*>(SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), SniIndex()));
+  if (name != nullptr && !name->empty())
+    SSL_set_tlsext_host_name(const_cast<SSL*>(ssl), name->c_str());
+}
+
 }  // namespace
+
+bool SendSniAs(SSL_CTX* ctx, const std::string* server_name) {
+  if (server_name == nullptr || server_name->empty() || IsIpLiteral(*server_name)) return true;
+  if (SniIndex() < 0 ||
+      SSL_CTX_set_ex_data(ctx, SniIndex(), const_cast<std::string*>(server_name)) != 1)
+    return false;
+  SSL_CTX_set_info_callback(ctx, SniInfoCallback);
+  return true;
+}
 
 Result<std::shared_ptr<const CaBundle>> CaBundle::FromPem(const std::string& pem,
                                                           const std::string& what) {

@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 
 #include "gpuattr/util/strings.h"
@@ -81,33 +82,85 @@ bool IsLoopback(const std::string& host) {
   return inet_pton(AF_INET, host.c_str(), &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
 }
 
+namespace {
+
+// An IPv4 or IPv6 address in network order (16 bytes; IPv4 as ::ffff:a.b.c.d, as Go does).
+bool ParseIp(const std::string& text, unsigned char out[16]) {
+  in_addr v4{};
+  if (inet_pton(AF_INET, text.c_str(), &v4) == 1) {
+    std::memset(out, 0, 10);
+    out[10] = out[11] = 0xff;
+    std::memcpy(out + 12, &v4, 4);
+    return true;
+  }
+  return inet_pton(AF_INET6, text.c_str(), out) == 1;
+}
+
+bool IsV4Mapped(const unsigned char a[16]) {
+  static const unsigned char prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  return std::memcmp(a, prefix, 12) == 0;
+}
+
+// "10.0.0.0/8", "fd00::/8": does `ip` fall inside?
+bool InCidr(const unsigned char ip[16], const std::string& cidr) {
+  size_t slash = cidr.find('/');
+  unsigned char net[16];
+  if (!ParseIp(cidr.substr(0, slash), net)) return false;
+  const std::string bits_text = cidr.substr(slash + 1);
+  if (bits_text.empty() || bits_text.size() > 3 ||
+      bits_text.find_first_not_of("0123456789") != std::string::npos)
+    return false;
+  int bits = std::atoi(bits_text.c_str());
+  const bool v4 = cidr.find(':') == std::string::npos;
+  if (bits > (v4 ? 32 : 128)) return false;
+  if (v4 != IsV4Mapped(ip)) return false;  // an IPv4 network never holds an IPv6 host
+  if (v4) bits += 96;
+  for (int i = 0; i < 16 && bits > 0; ++i, bits -= 8) {
+    const unsigned char mask = bits >= 8 ? 0xff : static_cast<unsigned char>(0xff << (8 - bits));
+    if ((ip[i] & mask) != (net[i] & mask)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+// Go's golang.org/x/net/http/httpproxy, entry by entry: "*"; a CIDR; an IP with an optional port
+// ("10.0.0.1", "10.0.0.1:6443", "[fd00::1]:6443", "fd00::1"); else a domain with an optional port:
+// "example.com" matches it and its subdomains, ".example.com" and "*.example.com" only subdomains.
 bool MatchesNoProxyEntry(const std::string& host, int port, std::string entry) {
   entry = ToLower(std::string(Trim(entry)));
   if (entry.empty()) return false;
   if (entry == "*") return true;
-  // CIDR (IPv4)
-  size_t slash = entry.find('/');
-  if (slash != std::string::npos) {
-    in_addr net{}, h{};
-    int bits = std::atoi(entry.c_str() + slash + 1);
-    if (inet_pton(AF_INET, entry.substr(0, slash).c_str(), &net) != 1 ||
-        inet_pton(AF_INET, host.c_str(), &h) != 1 || bits < 0 || bits > 32)
-      return false;
-    uint32_t mask = bits == 0 ? 0 : ~uint32_t{0} << (32 - bits);
-    return (ntohl(net.s_addr) & mask) == (ntohl(h.s_addr) & mask);
+  const std::string h = ToLower(host);
+  unsigned char host_ip[16];
+  const bool host_is_ip = ParseIp(h, host_ip);
+  if (entry.find('/') != std::string::npos) return host_is_ip && InCidr(host_ip, entry);
+  // host[:port] as net.SplitHostPort reads it: "[v6]:port", or exactly one colon.
+  std::string entry_host = entry, entry_port;
+  if (entry.front() == '[') {
+    size_t close = entry.find(']');
+    if (close == std::string::npos) return false;
+    entry_host = entry.substr(1, close - 1);
+    if (close + 1 < entry.size()) {
+      if (entry[close + 1] != ':') return false;
+      entry_port = entry.substr(close + 2);
+    }
+  } else if (size_t colon = entry.find(':');
+             colon != std::string::npos && entry.find(':', colon + 1) == std::string::npos) {
+    entry_host = entry.substr(0, colon);
+    entry_port = entry.substr(colon + 1);
   }
-  // optional :port
-  size_t colon = entry.rfind(':');
-  if (colon != std::string::npos && entry.find(':') == colon) {
-    if (std::atoi(entry.c_str() + colon + 1) != port) return false;
-    entry = entry.substr(0, colon);
-  }
-  std::string h = ToLower(host);
-  if (entry.front() == '.') entry.erase(0, 1);
-  if (entry.rfind("*.", 0) == 0) entry.erase(0, 2);
-  return h == entry ||
-         (h.size() > entry.size() && h.compare(h.size() - entry.size(), entry.size(), entry) == 0 &&
-          h[h.size() - entry.size() - 1] == '.');
+  if (entry_host.empty()) return false;
+  const bool port_ok = entry_port.empty() || entry_port == std::to_string(port);
+  unsigned char entry_ip[16];
+  if (ParseIp(entry_host, entry_ip))
+    return host_is_ip && std::memcmp(entry_ip, host_ip, 16) == 0 && port_ok;
+  if (entry_host.rfind("*.", 0) == 0) entry_host.erase(0, 1);
+  const bool match_host = entry_host.front() != '.';
+  if (match_host) entry_host.insert(0, ".");
+  const bool suffix = h.size() > entry_host.size() &&
+                      h.compare(h.size() - entry_host.size(), entry_host.size(), entry_host) == 0;
+  return (suffix || (match_host && h == entry_host.substr(1))) && port_ok;
 }
 
 EnvProxy ProxyFromEnvironment(const ServerUrl& server,

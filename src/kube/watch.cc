@@ -7,6 +7,10 @@ namespace {
 
 using nlohmann::json;
 
+double WallSeconds(Clock& clock) {
+  return std::chrono::duration<double>(clock.WallNow().time_since_epoch()).count();
+}
+
 std::string UrlEncode(std::string_view s) {
   static constexpr char kHex[] = "0123456789ABCDEF";
   std::string out;
@@ -296,6 +300,7 @@ Status ListWatcher::List(const StopSignal& stop) {
   std::lock_guard<std::mutex> lock(mu_);
   status_.synced = true;
   status_.resource_version = rv;
+  status_.last_connected_unix = WallSeconds(client_.clock());
   status_.last_sync_unix =
       std::chrono::duration_cast<std::chrono::seconds>(client_.clock().WallNow().time_since_epoch())
           .count();
@@ -329,8 +334,15 @@ Status ListWatcher::Watch(const StopSignal& stop, bool& got_events) {
     if (!rv.empty()) rv_ = std::move(rv);
     return true;
   };
+  bool opened = false;  // the transport calls the sink (maybe with no data) once the 2xx arrived
   ChunkSink sink = [&](std::string_view chunk) {
     if (stop.stopped()) return false;
+    if (!opened) {
+      opened = true;
+      std::lock_guard<std::mutex> lock(mu_);
+      status_.streaming = true;
+      status_.last_connected_unix = WallSeconds(client_.clock());
+    }
     return decoder.Feed(chunk, on_event) && !stop.stopped();
   };
   GetOptions opts;
@@ -342,6 +354,8 @@ Status ListWatcher::Watch(const StopSignal& stop, bool& got_events) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     status_.resource_version = rv_;
+    status_.streaming = false;
+    if (opened) status_.last_connected_unix = WallSeconds(client_.clock());
   }
   if (stop.stopped()) return Status::Ok();
   if (!event_error.ok()) return event_error;

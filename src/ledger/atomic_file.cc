@@ -20,11 +20,11 @@ Status Failed(const std::string& what, const std::string& path, int err) {
 }
 
 // mkdir -p with mode 0700 for the directories it creates (existing ones are left alone).
-Status MakeDirectories(const fs::path& dir) {
+Status MakeDirectoriesAt(const fs::path& dir) {
   if (dir.empty()) return Status::Ok();
   std::error_code ec;
   if (fs::is_directory(dir, ec)) return Status::Ok();
-  if (Status s = MakeDirectories(dir.parent_path()); !s) return s;
+  if (Status s = MakeDirectoriesAt(dir.parent_path()); !s) return s;
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
     return Failed("cannot create directory", dir.string(), errno);
   return Status::Ok();
@@ -40,14 +40,28 @@ Status WriteAll(int fd, std::string_view data, const std::string& path) {
   return Status::Ok();
 }
 
+// Creates a new temporary file next to `path`: "<path>.tmp.<pid>", else (when that name is
+// taken, e.g. by a stale file or a planted symlink) "<path>.tmp.<pid>.<n>". O_EXCL|O_NOFOLLOW:
+// an existing file or symlink at the name is never opened, truncated or followed.
+int CreateTemporary(const std::string& path, std::string& tmp) {
+  const std::string base = path + ".tmp." + std::to_string(::getpid());
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    tmp = attempt == 0 ? base : base + "." + std::to_string(attempt);
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  errno = EEXIST;
+  return -1;
+}
+
 }  // namespace
 
 Status WriteFileAtomically(const std::string& path, std::string_view contents) {
   const fs::path target(path);
   const fs::path dir = target.parent_path();
-  if (Status s = MakeDirectories(dir); !s) return s;
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (Status s = MakeDirectoriesAt(dir); !s) return s;
+  std::string tmp;
+  int fd = CreateTemporary(path, tmp);
   if (fd < 0) return Failed("cannot create", tmp, errno);
   Status s = WriteAll(fd, contents, tmp);
   if (s && ::fsync(fd) != 0) s = Failed("cannot fsync", tmp, errno);
@@ -65,5 +79,7 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents) {
   }
   return Status::Ok();
 }
+
+Status MakeDirectories(const std::string& dir) { return MakeDirectoriesAt(fs::path(dir)); }
 
 }  // namespace gpuattr::ledger

@@ -5,51 +5,78 @@
 #include <utility>
 
 namespace gpuattr::ledger {
+namespace {
+
+// Whether `now` follows `then` closely enough to treat the time between as watched.
+bool WithinGap(const std::optional<double>& then, double now, double max_gap) {
+  return then && now >= *then && now - *then <= max_gap;
+}
+
+// The pod's UID as the cluster has it now ("" when unknown).
+std::string UidOf(const PodUids* in_cluster, const kube::PodId& id) {
+  if (in_cluster == nullptr) return {};
+  auto it = in_cluster->find(id);
+  return it == in_cluster->end() ? std::string() : it->second;
+}
+
+// A record belongs to the same pod when node and UID agree (an unknown UID agrees with any).
+bool SamePod(const PodRecord& old, const std::string& node, const std::string& uid) {
+  return old.node == node && (old.uid.empty() || uid.empty() || old.uid == uid);
+}
+
+}  // namespace
 
 Ledger::Ledger(LedgerParams params, LedgerState initial)
     : params_(params), state_(std::move(initial)) {}
 
 LedgerView Ledger::Record(const attribution::Attribution& a, double now,
-                          const std::set<kube::PodId>* in_cluster) {
-  // The interval since the last successful cycle, when it may be integrated over.
-  std::optional<double> dt;
-  bool continuous = false;  // the previous cycle watched these pods recently enough
-  if (state_.last_cycle_unix) {
-    const double gap = now - *state_.last_cycle_unix;
-    continuous = gap >= 0 && gap <= params_.max_gap_seconds;
-    if (continuous && gap > 0) dt = gap;
-  }
-
+                          const PodUids* in_cluster) {
+  const double max_gap = params_.max_gap_seconds;
   LedgerView view;
   view.cluster = a.cluster;
   view.recorded_unix = now;
+  auto touch_namespace = [&](const std::string& ns) {
+    NamespaceRecord& n = state_.namespaces[ns];
+    n.last_seen_unix = std::max(n.last_seen_unix, now);
+  };
+
   std::map<kube::PodId, PodRecord> pods;
   for (const attribution::Pod& p : a.pods) {
+    const std::string uid = UidOf(in_cluster, p.id);
     auto old = state_.pods.find(p.id);
     const PodRecord* prev = nullptr;
-    if (old != state_.pods.end() && old->second.node == p.node) prev = &old->second;
+    if (old != state_.pods.end() && SamePod(old->second, p.node, uid)) prev = &old->second;
 
     PodRecord rec;
     rec.node = p.node;
-    if (p.idle.value_or(false)) {
-      const bool keep =
-          continuous && prev && prev->idle_since_unix && *prev->idle_since_unix <= now;
+    rec.uid = !uid.empty() ? uid : prev ? prev->uid : std::string();
+    if (p.idle == true) {
+      const bool keep = prev && prev->idle_since_unix && *prev->idle_since_unix <= now &&
+                        WithinGap(prev->last_idle_unix, now, max_gap);
       rec.idle_since_unix = keep ? *prev->idle_since_unix : now;
+      rec.last_idle_unix = now;
+    } else if (!p.idle && prev) {  // unknown: the run neither grows nor ends
+      rec.idle_since_unix = prev->idle_since_unix;
+      rec.last_idle_unix = prev->last_idle_unix;
     }
-    if (prev) rec.joules = prev->joules;
+    if (prev) {
+      rec.joules = prev->joules;
+      rec.last_power_watts = prev->last_power_watts;
+      rec.last_power_unix = prev->last_power_unix;
+    }
     if (p.power_watts) {
       if (!rec.joules) rec.joules = 0;
-      if (dt && prev && prev->last_power_watts) {
-        const double joules = (*prev->last_power_watts + *p.power_watts) / 2 * *dt;
+      if (rec.last_power_watts && rec.last_power_unix && now > *rec.last_power_unix &&
+          now - *rec.last_power_unix <= max_gap) {
+        const double joules =
+            (*rec.last_power_watts + *p.power_watts) / 2 * (now - *rec.last_power_unix);
         *rec.joules += joules;
         state_.namespaces[p.id.namespace_].joules += joules;
       }
+      rec.last_power_watts = p.power_watts;
+      rec.last_power_unix = now;
     }
-    rec.last_power_watts = p.power_watts;
-    if (rec.joules) {
-      NamespaceRecord& ns = state_.namespaces[p.id.namespace_];
-      ns.last_seen_unix = std::max(ns.last_seen_unix, now);
-    }
+    if (rec.joules) touch_namespace(p.id.namespace_);
 
     PodLedger out;
     out.id = p.id;
@@ -60,21 +87,23 @@ LedgerView Ledger::Record(const attribution::Attribution& a, double now,
     view.pods.push_back(std::move(out));
     pods.emplace(p.id, std::move(rec));
   }
-  // Pods still in the cluster but not attributed this cycle keep their counter (no joules for
-  // this interval: their power is unknown) and lose their idle run. The others left: dropped,
-  // their joules stay in the namespace.
+  // Pods still in the cluster (the same UID) but not attributed this cycle are unknown: their
+  // record stays as it was (idle run, counter, last power). The others left: dropped, their
+  // joules stay in the namespace.
   if (in_cluster) {
     for (auto& [id, old] : state_.pods) {
-      if (pods.count(id) || !in_cluster->count(id)) continue;
-      PodRecord rec;
-      rec.node = old.node;
-      rec.joules = old.joules;
-      if (rec.joules) {
-        NamespaceRecord& ns = state_.namespaces[id.namespace_];
-        ns.last_seen_unix = std::max(ns.last_seen_unix, now);
-        view.pods.push_back(PodLedger{id, rec.node, std::nullopt, std::nullopt, rec.joules});
+      if (pods.count(id)) continue;
+      auto now_there = in_cluster->find(id);
+      if (now_there == in_cluster->end() ||
+          (!old.uid.empty() && !now_there->second.empty() && old.uid != now_there->second))
+        continue;
+      if (old.joules) {
+        touch_namespace(id.namespace_);
+        view.pods.push_back(PodLedger{id, old.node, std::nullopt, std::nullopt, old.joules});
       }
-      pods.emplace(id, std::move(rec));
+      PodRecord kept = old;
+      if (kept.uid.empty()) kept.uid = now_there->second;
+      pods.emplace(id, std::move(kept));
     }
   }
   std::sort(view.pods.begin(), view.pods.end(),

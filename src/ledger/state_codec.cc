@@ -54,10 +54,16 @@ LedgerState DecodeCluster(const json& j, const std::string& where) {
     if (!p.is_object()) throw std::runtime_error(at + " is not an object");
     kube::PodId id{GetString(p, "namespace", at), GetString(p, "pod", at)};
     PodRecord r;
+    if (p.contains("uid")) r.uid = GetString(p, "uid", at);
     r.node = GetString(p, "node", at);
     r.idle_since_unix = GetOptional(p, "idle_since_unix", at);
+    r.last_idle_unix = GetOptional(p, "last_idle_unix", at);
     r.joules = GetOptional(p, "joules", at);
     r.last_power_watts = GetOptional(p, "last_power_watts", at);
+    r.last_power_unix = GetOptional(p, "last_power_unix", at);
+    // Files of earlier versions wrote every record at the last cycle, and only for pods seen then.
+    if (r.idle_since_unix && !r.last_idle_unix) r.last_idle_unix = s.last_cycle_unix;
+    if (r.last_power_watts && !r.last_power_unix) r.last_power_unix = s.last_cycle_unix;
     s.pods[std::move(id)] = std::move(r);
   }
   const json& namespaces = GetArray(j, "namespaces", where);
@@ -83,9 +89,12 @@ std::string EncodeStateFile(const StateFileContents& contents) {
     json pods = json::array();
     for (const auto& [id, r] : s.pods) {
       json p = {{"namespace", id.namespace_}, {"pod", id.name}, {"node", r.node}};
+      if (!r.uid.empty()) p["uid"] = r.uid;
       PutOptional(p, "idle_since_unix", r.idle_since_unix);
+      PutOptional(p, "last_idle_unix", r.last_idle_unix);
       PutOptional(p, "joules", r.joules);
       PutOptional(p, "last_power_watts", r.last_power_watts);
+      PutOptional(p, "last_power_unix", r.last_power_unix);
       pods.push_back(std::move(p));
     }
     c["pods"] = std::move(pods);

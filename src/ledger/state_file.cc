@@ -1,6 +1,10 @@
 // Reading, moving aside and rewriting the state file; see state_file.h for the failure rules.
 #include "gpuattr/ledger/state_file.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -35,6 +39,13 @@ std::string AsideName(const std::string& path) {
 
 std::shared_ptr<StateFile> StateFile::Open(std::string path, bool writable) {
   std::shared_ptr<StateFile> f(new StateFile(std::move(path), writable));
+  f->Read();
+  return f;
+}
+
+Result<std::shared_ptr<StateFile>> StateFile::OpenExclusive(std::string path) {
+  std::shared_ptr<StateFile> f(new StateFile(std::move(path), true));
+  if (Status s = f->Lock(); !s) return s;
   f->Read();
   return f;
 }
@@ -74,6 +85,50 @@ void StateFile::Read() {
   else
     log::Warn("state file is unusable; moved it aside and starting fresh",
               {{"path", path_}, {"moved_to", aside}, {"err", decoded.error().message}});
+}
+
+Status StateFile::Lock() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (lock_fd_ >= 0) return Status::Ok();
+  const std::string lock_path = path_ + ".lock";
+  const std::string dir = fs::path(path_).parent_path().string();
+  Status made = MakeDirectories(dir);
+  int fd = made ? ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+  if (fd < 0) {
+    log::Warn("cannot create the state file's lock; running without it",
+              {{"path", lock_path}, {"err", made ? std::strerror(errno) : made.message()}});
+    return Status::Ok();
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    char buf[32] = {0};
+    ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+    ::close(fd);
+    if (err != EWOULDBLOCK) {
+      log::Warn("cannot lock the state file; running without the lock",
+                {{"path", lock_path}, {"err", std::strerror(err)}});
+      return Status::Ok();
+    }
+    std::string holder(buf, n > 0 ? static_cast<size_t>(n) : 0);
+    while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+    const bool pid = !holder.empty() && holder.find_first_not_of("0123456789") == std::string::npos;
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "state file \"" + path_ + "\" is in use by another gpuattr" +
+                         (pid ? " (pid " + holder + ")" : std::string()) + ", which holds \"" +
+                         lock_path + "\"; give each gpuattr its own --state.file");
+  }
+  // Who holds it, for the message of a second gpuattr. Best effort.
+  const std::string me = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd, 0) == 0) {
+    ssize_t w = ::pwrite(fd, me.data(), me.size(), 0);
+    (void)w;
+  }
+  lock_fd_ = fd;
+  return Status::Ok();
+}
+
+StateFile::~StateFile() {
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the flock
 }
 
 LedgerState StateFile::Load(const std::string& cluster) const {

@@ -11,11 +11,13 @@ constexpr FamilySpec kBuildInfo{"gpuattr_build_info", MetricType::Gauge,
                                 "Always 1; labels carry the gpuattr version and git revision."};
 constexpr FamilySpec kClusterUp{
     "gpuattr_cluster_up", MetricType::Gauge,
-    "1 when the latest cycle reached the cluster's apiserver and read what it needed, else 0."};
+    "1 when, in the latest cycle, the object cache was in sync (every kind listed, its watch "
+    "connected within the last 2 intervals) and the apiserver answered the cycle's requests; "
+    "else 0."};
 constexpr FamilySpec kLastCycle{
     "gpuattr_last_cycle_timestamp_seconds", MetricType::Gauge,
-    "Unix time at which the latest successful cycle for the cluster ended; the published data is "
-    "as old as this."};
+    "Unix time at which the latest successful cycle for the cluster ended; only successful cycles "
+    "move it. The published data is as old as this (kept up to stale_after, then dropped)."};
 constexpr FamilySpec kCycleDuration{"gpuattr_cycle_duration_seconds", MetricType::Gauge,
                                     "Wall-clock seconds the latest cycle for the cluster took."};
 constexpr FamilySpec kApiRequests{

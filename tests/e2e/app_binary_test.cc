@@ -23,6 +23,7 @@ extern char** environ;
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
@@ -205,6 +206,36 @@ TEST(AppBinary, ServesAndStopsOnSigterm) {
   ASSERT_EQ(kill(p.pid, SIGTERM), 0);
   EXPECT_EQ(Wait(p.pid, 10s), 0) << Slurp(p.err);
   EXPECT_THAT(Slurp(p.err), HasSubstr("msg=\"shutting down\""));
+}
+
+// DESIGN section 10: two daemons on one state file would overwrite each other's counters; the
+// second exits 2 naming the file, and the first keeps running.
+TEST(AppBinary, ASecondDaemonOnTheSameStateFileExitsTwoNamingIt) {
+  TempDir dir;
+  const std::string state = (dir / "state.json").string();
+  const std::string kubeconfig = UnreachableKubeconfig(dir);
+  TempDir first_dir;
+  Process first = Spawn({kBinary, "--kubeconfig", kubeconfig, "--web.listen-address", "127.0.0.1:0",
+                         "--interval", "1h", "--state.file", state},
+                        first_dir);
+  bool serving = false;
+  for (int i = 0; i < 1000 && !serving; ++i) {
+    serving = Slurp(first.err).find("msg=serving") != std::string::npos;
+    if (!serving) std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_TRUE(serving) << Slurp(first.err);
+  Ran second = RunBinary({"--kubeconfig", kubeconfig, "--web.listen-address", "127.0.0.1:0",
+                          "--interval", "1h", "--state.file", state});
+  EXPECT_EQ(second.code, 2);
+  EXPECT_THAT(second.err, HasSubstr("state file \"" + state + "\" is in use by another gpuattr"));
+  EXPECT_THAT(second.err, HasSubstr("(pid " + std::to_string(first.pid) + ")"));
+  // --once only reads the file: it may run next to the daemon.
+  Ran once = RunBinary(
+      {"--kubeconfig", kubeconfig, "--once", "--state.file", state, "--log.level", "error"});
+  EXPECT_EQ(once.code, 1);  // no cluster answers, but not a lock conflict
+  EXPECT_THAT(once.err, Not(HasSubstr("in use by another gpuattr")));
+  ASSERT_EQ(kill(first.pid, SIGTERM), 0);
+  EXPECT_EQ(Wait(first.pid, 10s), 0) << Slurp(first.err);
 }
 
 TEST(AppBinary, OnceWithoutAnsweringClusterPrintsExpositionAndFails) {

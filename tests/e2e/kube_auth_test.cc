@@ -17,6 +17,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -206,13 +208,16 @@ class KubeAuthTest : public ::testing::Test {
     return "    server: " + url + "\n    certificate-authority: pki/ca.crt\n";
   }
 
-  Result<std::unique_ptr<Transport>> Connect(const fs::path& kubeconfig) {
+  Result<std::unique_ptr<Transport>> Connect(const fs::path& kubeconfig,
+                                             TransportOptions options = {}) {
     KubeconfigSource src;
     src.explicit_path = kubeconfig.string();
     auto conns = LoadConnections(src, {});
     if (!conns.ok()) return conns.error();
     EXPECT_EQ(conns->size(), 1u);
-    return MakeTransport(conns->front());
+    // The proxy variables come from the test, never from the machine running it.
+    if (!options.getenv) options.getenv = [](const char*) -> const char* { return nullptr; };
+    return MakeTransport(conns->front(), options);
   }
 
   static Request Req(const std::string& path = "/api") {
@@ -591,6 +596,34 @@ TEST_F(KubeAuthTest, TlsServerNameIsVerifiedAndSentAsSni) {
   EXPECT_EQ(server.seen().host, "127.0.0.1:" + std::to_string(server.port()));
 }
 
+// SNI is tls-server-name whatever the URL holds (here a host name, before only an IP worked);
+// the connection and the Host header still name the URL's host.
+TEST_F(KubeAuthTest, TlsServerNameIsTheSniForAHostNameUrlToo) {
+  CertAndKey internal_only = MakeServerCert(pki_.ca, {"kubernetes.internal"}, false);
+  TlsServer server(internal_only, pki_.ca, RequireToken([] { return "t"; }));
+  const std::string url = "https://localhost:" + std::to_string(server.port());
+  auto cfg = WriteKubeconfig(ClusterWithCaFile(url) + "    tls-server-name: kubernetes.internal\n",
+                             "    token: t\n");
+  auto t = Connect(cfg);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  auto res = (*t)->Get(Req());
+  ASSERT_TRUE(res.ok()) << res.error().message;
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(server.seen().sni, "kubernetes.internal");
+  EXPECT_EQ(server.seen().host, "localhost:" + std::to_string(server.port()));
+  // Without tls-server-name the SNI is the URL's host, as before.
+  CertAndKey local = MakeServerCert(pki_.ca, {"localhost"}, false);
+  TlsServer plain(local, pki_.ca, RequireToken([] { return "t"; }));
+  auto cfg2 =
+      WriteKubeconfig(ClusterWithCaFile("https://localhost:" + std::to_string(plain.port())),
+                      "    token: t\n", "plain");
+  auto t2 = Connect(cfg2);
+  ASSERT_TRUE(t2.ok());
+  auto res2 = (*t2)->Get(Req());
+  ASSERT_TRUE(res2.ok()) << res2.error().message;
+  EXPECT_EQ(plain.seen().sni, "localhost");
+}
+
 // A loopback HTTP CONNECT proxy: one tunnel per accepted connection, bounded by time.
 class ConnectProxy {
  public:
@@ -645,7 +678,9 @@ class ConnectProxy {
       lines_.push_back(line);
     }
     int port = 0;
-    if (std::sscanf(line.c_str(), "CONNECT 127.0.0.1:%d", &port) != 1) {
+    // Any host: the proxy stands in for DNS too, every target is this machine.
+    char host[256] = {0};
+    if (std::sscanf(line.c_str(), "CONNECT %255[^:]:%d", host, &port) != 2) {
       std::string no = "HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n";
       (void)!::write(client, no.data(), no.size());
       return;
@@ -700,6 +735,106 @@ TEST_F(KubeAuthTest, HttpProxyUrlTunnelsWithConnect) {
   ASSERT_FALSE(proxy.request_lines().empty());
   EXPECT_EQ(proxy.request_lines().front(),
             "CONNECT 127.0.0.1:" + std::to_string(server.port()) + " HTTP/1.1");
+}
+
+// Without proxy-url, HTTPS_PROXY / https_proxy and NO_PROXY as client-go reads them. The server
+// URL is a non-loopback IP (loopback is never proxied); only the test proxy can reach it (it
+// tunnels every CONNECT to this machine). Through the proxy, SNI is still tls-server-name.
+TEST_F(KubeAuthTest, ProxyFromTheEnvironmentTunnelsUnlessNoProxyMatches) {
+  CertAndKey internal_only = MakeServerCert(pki_.ca, {"kubernetes.internal"}, false);
+  TlsServer server(internal_only, pki_.ca, RequireToken([] { return "t"; }));
+  ConnectProxy proxy;
+  const std::string target = "10.255.255.1:" + std::to_string(server.port());
+  auto cfg = WriteKubeconfig(
+      ClusterWithCaFile("https://" + target) + "    tls-server-name: kubernetes.internal\n",
+      "    token: t\n");
+  const std::string proxy_url = "http://127.0.0.1:" + std::to_string(proxy.port());
+  auto with_env = [](std::map<std::string, std::string> env) {
+    TransportOptions o;
+    o.getenv = [env = std::move(env)](const char* name) -> const char* {
+      auto it = env.find(name);
+      return it == env.end() ? nullptr : it->second.c_str();
+    };
+    return o;
+  };
+  for (const char* variable : {"HTTPS_PROXY", "https_proxy"}) {
+    SCOPED_TRACE(variable);
+    auto t = Connect(cfg, with_env({{variable, proxy_url}, {"HTTP_PROXY", "http://127.0.0.1:1"}}));
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    auto res = (*t)->Get(Req());
+    ASSERT_TRUE(res.ok()) << res.error().message;
+    EXPECT_EQ(res->status, 200);
+    ASSERT_FALSE(proxy.request_lines().empty());
+    EXPECT_EQ(proxy.request_lines().back(), "CONNECT " + target + " HTTP/1.1");
+    EXPECT_EQ(server.seen().sni, "kubernetes.internal");
+    EXPECT_EQ(server.seen().host, target);
+  }
+  // NO_PROXY matches (a CIDR here): straight to 10.255.255.1, which does not answer.
+  const size_t tunnels = proxy.request_lines().size();
+  auto direct = Connect(cfg, with_env({{"HTTPS_PROXY", proxy_url}, {"NO_PROXY", "10.0.0.0/8"}}));
+  ASSERT_TRUE(direct.ok());
+  Request quick = Req();
+  quick.timeout = std::chrono::milliseconds(500);
+  auto res = (*direct)->Get(quick);
+  EXPECT_FALSE(res.ok());
+  EXPECT_THAT(res.error().message, Not(HasSubstr("via proxy")));
+  EXPECT_EQ(proxy.request_lines().size(), tunnels);
+  // The kubeconfig's proxy-url wins over the environment.
+  auto both = Connect(
+      WriteKubeconfig(ClusterWithCaFile("https://" + target) +
+                          "    tls-server-name: kubernetes.internal\n    proxy-url: " + proxy_url +
+                          "\n",
+                      "    token: t\n", "both"),
+      with_env({{"HTTPS_PROXY", "http://127.0.0.1:1"}}));
+  ASSERT_TRUE(both.ok());
+  auto via_url = (*both)->Get(Req());
+  ASSERT_TRUE(via_url.ok()) << via_url.error().message;
+  EXPECT_EQ(proxy.request_lines().size(), tunnels + 1);
+  // An unsupported proxy scheme in the environment is a clear error naming the variable.
+  auto socks = Connect(cfg, with_env({{"HTTPS_PROXY", "socks5://127.0.0.1:1080"}}));
+  ASSERT_FALSE(socks.ok());
+  EXPECT_EQ(socks.error().code, ErrorCode::kUnsupported);
+  EXPECT_THAT(socks.error().message, HasSubstr("environment variable HTTPS_PROXY"));
+}
+
+// Shutdown: Cancel() ends a request that waits for a silent server at once, whatever its
+// timeout, and every later request fails without touching the network.
+TEST_F(KubeAuthTest, CancelAbortsRequestsInFlightAtOnce) {
+  std::atomic<bool> release{false};
+  TlsServer server(pki_.server, pki_.ca,
+                   [&](const httplib::Request& req, httplib::Response& res, const Seen&) {
+                     if (req.path == "/slow") {  // silent for up to 10 s
+                       for (int i = 0; i < 1000 && !release; ++i)
+                         std::this_thread::sleep_for(std::chrono::milliseconds(10));
+                     }
+                     res.set_content("{}", "application/json");
+                   });
+  auto cfg = WriteKubeconfig(ClusterWithCaFile(server.url()), "    token: t\n");
+  auto t = Connect(cfg);
+  ASSERT_TRUE(t.ok());
+  std::shared_ptr<Transport> transport = std::move(*t);
+  Request get = Req("/slow");
+  get.timeout = std::chrono::seconds(60);
+  Request watch = Req("/slow");
+  watch.timeout = std::chrono::seconds(60);
+  auto started = std::chrono::steady_clock::now();
+  auto g = std::async(std::launch::async, [&] { return transport->Get(get); });
+  auto w = std::async(std::launch::async, [&] {
+    return transport->Stream(watch, [](std::string_view) { return true; });
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // both are waiting now
+  transport->Cancel();
+  ASSERT_EQ(g.wait_for(std::chrono::seconds(2)), std::future_status::ready);
+  ASSERT_EQ(w.wait_for(std::chrono::seconds(2)), std::future_status::ready);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(3));
+  auto gr = g.get();
+  auto wr = w.get();
+  EXPECT_FALSE(gr.ok());
+  EXPECT_FALSE(wr.ok());
+  auto after = transport->Get(Req("/api"));
+  ASSERT_FALSE(after.ok());
+  EXPECT_THAT(after.error().message, HasSubstr("cancelled (shutting down)"));
+  release = true;
 }
 
 TEST_F(KubeAuthTest, SocksProxyIsAClearUnsupportedError) {
@@ -827,15 +962,16 @@ TEST_F(KubeAuthTest, StreamIsBoundedByTheReadTimeout) {
   ASSERT_TRUE(t.ok());
   Request r = Req("/watch");
   r.timeout = std::chrono::milliseconds(300);
-  int chunks = 0;
-  auto res = (*t)->Stream(r, [&](std::string_view) {
-    ++chunks;
+  int chunks = 0, opened = 0;
+  auto res = (*t)->Stream(r, [&](std::string_view chunk) {
+    ++(chunk.empty() ? opened : chunks);  // an empty chunk: the 2xx arrived, the stream is open
     return true;
   });
   release = true;
   ASSERT_FALSE(res.ok());
   EXPECT_EQ(res.error().code, ErrorCode::kTimeout);
   EXPECT_EQ(chunks, 1);
+  EXPECT_EQ(opened, 1);
 }
 
 TEST_F(KubeAuthTest, ConcurrentRequestsShareOneTransport) {

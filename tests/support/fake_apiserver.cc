@@ -325,6 +325,7 @@ struct FakeApiServer::Impl {
   mutable std::mutex mu;
   std::condition_variable cv;  // state changed or stopping: wakes watches, delays, the script
   bool stopping = false;
+  uint64_t watch_epoch = 0;  // EndWatches() bumps it: streams of an older epoch end
 
   struct Stored {
     std::shared_ptr<const json> obj;          // bare: no kind/apiVersion
@@ -1049,7 +1050,8 @@ struct FakeApiServer::Impl {
     std::string pending;  // initial events, written first
     long long truncate_at = -1;
     long long written = 0;
-    int fd = -1;  // the connection, to notice a client that left
+    int fd = -1;         // the connection, to notice a client that left
+    uint64_t epoch = 0;  // watch_epoch when it started
   };
 
   std::string EventLine(const std::string& type, const std::string& text,
@@ -1076,6 +1078,10 @@ struct FakeApiServer::Impl {
     }
     w->deadline = Clock::now() + timeout;
     w->next_bookmark = Clock::now() + options.bookmark_interval;
+    {
+      std::lock_guard lk(mu);
+      w->epoch = watch_epoch;
+    }
     if (c.fault) w->truncate_at = c.fault->truncate_at;
     if (c.req.ssl) w->fd = SSL_get_fd(c.req.ssl);
     std::string rv_param = c.req.get_param_value("resourceVersion");
@@ -1143,7 +1149,7 @@ struct FakeApiServer::Impl {
       if (w.bookmarks) wake = std::min(wake, w.next_bookmark);
       cv.wait_until(lk, wake, [&] {
         return stopping || (!history.empty() && history.back().rv > w.last_rv) ||
-               w.last_rv < compacted_rv;
+               w.last_rv < compacted_rv || w.epoch != watch_epoch;
       });
       if (w.last_rv < compacted_rv) {
         out = WatchError(410, "too old resource version: " + std::to_string(w.last_rv) + " (" +
@@ -1164,7 +1170,7 @@ struct FakeApiServer::Impl {
                std::to_string(w.last_rv) + "\"}}}\n";
         w.next_bookmark = now + options.bookmark_interval;
       }
-      if (stopping || now >= w.deadline) end = true;
+      if (stopping || now >= w.deadline || w.epoch != watch_epoch) end = true;
     }
     if (!WriteWatch(w, sink, out)) return false;
     if (end) sink.done();
@@ -1530,6 +1536,12 @@ void FakeApiServer::Compact() {
   std::lock_guard lk(impl_->mu);
   impl_->compacted_rv = impl_->rv;
   impl_->history.clear();
+  impl_->cv.notify_all();
+}
+
+void FakeApiServer::EndWatches() {
+  std::lock_guard lk(impl_->mu);
+  ++impl_->watch_epoch;
   impl_->cv.notify_all();
 }
 

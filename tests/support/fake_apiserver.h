@@ -102,6 +102,8 @@ class FakeApiServer {
   uint64_t resource_version() const;
   // Forgets the event history: watches and continue tokens older than now get 410.
   void Compact();
+  // Ends every open watch stream cleanly, as a timeoutSeconds expiry does (clients re-watch).
+  void EndWatches();
 
   // Replaces what the pod proxy serves for ns/pod:port (a sequence: served in turn, last repeated).
   void SetExporterBodies(const std::string& ns, const std::string& pod, int port,

@@ -156,6 +156,15 @@ Result<kube::Response> FakeTransport::Stream(const kube::Request& req,
   kube::Response resp;
   resp.status = r.status;
   resp.headers = r.headers;
+  // As the real transport: a non-2xx body is returned, not streamed; a 2xx opens the stream
+  // (the sink hears an empty chunk) before any data.
+  if (r.status < 200 || r.status >= 300) {
+    for (const auto& c : r.chunks) resp.body += c;
+    if (r.chunks.empty()) resp.body = r.body;
+    return resp;
+  }
+  if (!sink(std::string_view()))
+    return MakeError(ErrorCode::kUnavailable, "fake: stream canceled by the sink");
   if (!r.gate.empty() && !WaitPolling(sink, [&] { return open_gates_.count(r.gate) > 0; })) {
     return MakeError(ErrorCode::kUnavailable, "fake: stream canceled by the sink");
   }

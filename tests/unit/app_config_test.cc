@@ -40,6 +40,7 @@ TEST(AppOptions, DefaultsWithoutFlagsOrFile) {
   Config c = MustLoad(Flags({}), "");
   EXPECT_EQ(c.web.listen_address, "127.0.0.1:9787");
   EXPECT_EQ(c.interval, std::chrono::seconds(20));
+  EXPECT_EQ(c.stale_after, std::chrono::minutes(5));
   EXPECT_EQ(c.scrape.concurrency, 16);
   EXPECT_EQ(c.scrape.timeout, std::chrono::seconds(15));
   EXPECT_EQ(c.scrape.max_body_bytes, 64u << 20);
@@ -177,6 +178,7 @@ clusters:
 TEST(AppConfig, EveryKeyOfTheFileIsRead) {
   Config c = MustLoad({}, R"(
 kubeconfig: /home/me/.kube/lab
+stale_after: 90s
 web:
   tls: {cert_file: c.pem, key_file: k.pem}
   basic_auth:
@@ -187,6 +189,7 @@ idle: {utilization_below: 0.1, memory_at_least: 1GB}
 discovery: {cache: 30s, not_inference_cache: 5m, error_cache: 1m, inference_probes_per_cycle: 7}
 )");
   EXPECT_EQ(c.kubeconfig, "/home/me/.kube/lab");
+  EXPECT_EQ(c.stale_after, std::chrono::seconds(90));
   EXPECT_EQ(c.web.tls_cert_file, "c.pem");
   EXPECT_EQ(c.web.tls_key_file, "k.pem");
   ASSERT_EQ(c.web.basic_auth_users.size(), 1u);
@@ -218,6 +221,8 @@ TEST(AppConfig, BadValuesNameFileAndKey) {
               StartsWith("config.yaml: scrape.timeout: invalid duration \"15\": missing unit"));
   EXPECT_THAT(LoadError("interval: soon\n"), StartsWith("config.yaml: interval: invalid duration"));
   EXPECT_THAT(LoadError("interval: 0s\n"), StartsWith("config.yaml: interval: "));
+  EXPECT_THAT(LoadError("stale_after: 5\n"),
+              StartsWith("config.yaml: stale_after: invalid duration \"5\": missing unit"));
   EXPECT_THAT(LoadError("scrape: {concurrency: many}\n"),
               StartsWith("config.yaml: scrape.concurrency: invalid integer \"many\""));
   EXPECT_THAT(LoadError("scrape: {concurrency: 0}\n"),

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <csignal>
@@ -12,6 +13,7 @@
 
 #include "gpuattr/app/run.h"
 #include "gpuattr/app/shutdown.h"
+#include "gpuattr/util/clock.h"
 #include "gpuattr/util/log.h"
 
 namespace gpuattr::app {
@@ -38,6 +40,15 @@ class FakeSession : public ClusterSession {
     }
     r.up = up_.load();
     if (!r.up) r.errors.push_back("apiserver \"https://10.0.0.1\" refused the connection <x>");
+    if (r.up && with_output_) {
+      auto out = std::make_shared<publish::CycleOutput>();
+      out->ledger.recorded_unix = n;  // tells the cycles apart
+      r.output = out;
+    }
+    if (sleep_.count() > 0) {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_for(lock, sleep_, [&] { return cancelled_; });
+    }
     r.apiserver_requests[{"list", "pods", "200"}] = static_cast<uint64_t>(n);
     return r;
   }
@@ -54,6 +65,8 @@ class FakeSession : public ClusterSession {
   std::atomic<int> cycles_{0};
   std::atomic<bool> up_;
   bool block_until_cancel_ = false;
+  bool with_output_ = false;
+  std::chrono::milliseconds sleep_{0};  // each cycle takes this long (or until Cancel)
   bool cancelled_ = false;
 
  private:
@@ -158,6 +171,137 @@ TEST_F(AppLoopTest, ClustersRunInParallel) {
   auto snap = loop.RunOnce();
   EXPECT_TRUE(snap->clusters[0].latest.up);
   EXPECT_TRUE(snap->clusters[1].latest.up);
+}
+
+// DESIGN section 10: a failed cycle keeps the last good cycle's output served unchanged, for up to
+// stale_after after the last success; then it is dropped (and the cluster is down).
+TEST_F(AppLoopTest, LastGoodOutputIsServedUntilStaleAfterThenDropped) {
+  FakeClock clock;
+  auto store = std::make_shared<publish::SnapshotStore>();
+  SessionList sessions;
+  sessions.push_back(std::make_unique<FakeSession>("a"));
+  auto* a = static_cast<FakeSession*>(sessions[0].get());
+  a->with_output_ = true;
+  CycleLoop loop(std::move(sessions), store, clock, LoopOptions{std::chrono::minutes(5)});
+
+  auto good = loop.RunOnce();
+  ASSERT_TRUE(good->clusters[0].latest.output);
+  const auto output = good->clusters[0].latest.output;
+  const double success = *good->clusters[0].last_success_unix_seconds;
+
+  a->up_ = false;
+  clock.Advance(std::chrono::minutes(4));
+  auto failing = loop.RunOnce();
+  EXPECT_FALSE(failing->clusters[0].latest.up);
+  EXPECT_EQ(failing->clusters[0].latest.output, output);  // the very same, unchanged
+  EXPECT_EQ(failing->clusters[0].last_success_unix_seconds, success);
+  EXPECT_EQ(failing->clusters[0].last_attempt_unix_seconds, success + 240);
+
+  clock.Advance(std::chrono::seconds(61));  // 5 min 1 s after the last success
+  auto stale = loop.RunOnce();
+  EXPECT_EQ(stale->clusters[0].latest.output, nullptr);
+  EXPECT_EQ(stale->clusters[0].last_success_unix_seconds, success);
+  EXPECT_TRUE(stale->complete);  // still ready: gpuattr's own series are served
+  EXPECT_THAT(Logs(), HasSubstr("no longer served"));
+
+  a->up_ = true;  // back: fresh output again
+  auto back = loop.RunOnce();
+  ASSERT_TRUE(back->clusters[0].latest.output);
+  EXPECT_NE(back->clusters[0].latest.output, output);
+  EXPECT_GT(*back->clusters[0].last_success_unix_seconds, success);
+}
+
+TEST(AppLoopRecord, FailedCyclesKeepOutputAndDiscoveryAndTheSuccessTime) {
+  publish::ClusterSnapshot c;
+  publish::CycleResult good;
+  good.up = true;
+  good.output = std::make_shared<publish::CycleOutput>();
+  auto report = std::make_shared<discovery::DiscoveryReport>();
+  report->exporters.resize(2);
+  report->exporters[0].pod = "dcgm-a";
+  report->exporters[0].up = true;
+  report->exporters[1].pod = "dcgm-b";
+  report->exporters[1].reason = "HTTP 503";
+  report->probes.resize(1);
+  good.discovery = report;
+  RecordCycle(c, good, 0.5, 1000);
+  EXPECT_EQ(c.last_success_unix_seconds, 1000.0);
+
+  publish::CycleResult bad;  // the apiserver is down: no discovery either
+  bad.errors = {"down"};
+  RecordCycle(c, bad, 0.2, 1020);
+  EXPECT_EQ(c.latest.output, good.output);
+  // The last report stays, but its exporters were not read this cycle: published down.
+  ASSERT_TRUE(c.latest.discovery);
+  ASSERT_EQ(c.latest.discovery->exporters.size(), 2u);
+  EXPECT_FALSE(c.latest.discovery->exporters[0].up);
+  EXPECT_THAT(c.latest.discovery->exporters[0].reason, HasSubstr("cycle failed"));
+  EXPECT_EQ(c.latest.discovery->exporters[1].reason, "HTTP 503");  // was down already: as it was
+  EXPECT_EQ(c.latest.discovery->probes.size(), 1u);
+  EXPECT_TRUE(good.discovery->exporters[0].up);  // the published report itself is not changed
+  EXPECT_EQ(c.last_success_unix_seconds, 1000.0);
+  EXPECT_EQ(c.last_attempt_unix_seconds, 1020.0);
+  EXPECT_EQ(c.cycles, 2u);
+
+  publish::CycleResult silent;  // discovery ran (every exporter failed), the cycle did not
+  silent.discovery = std::make_shared<discovery::DiscoveryReport>();
+  silent.output = std::make_shared<publish::CycleOutput>();  // a failed cycle's output is ignored
+  RecordCycle(c, silent, 0.2, 1040);
+  EXPECT_EQ(c.latest.discovery, silent.discovery);  // the fresh report says why
+  EXPECT_EQ(c.latest.output, good.output);
+
+  EXPECT_FALSE(DropStale(c, 1300, 300));  // exactly stale_after: still served
+  EXPECT_TRUE(DropStale(c, 1300.5, 300));
+  EXPECT_EQ(c.latest.output, nullptr);
+  EXPECT_FALSE(DropStale(c, 2000, 300));  // nothing left to drop
+}
+
+// DESIGN section 10: clusters are independent. One cluster's cycle takes 3 s (a dead target);
+// the other's data keeps its 100 ms interval meanwhile, each of its cycles published at once.
+TEST_F(AppLoopTest, ASlowClusterNeverDelaysAnotherOnesData) {
+  ASSERT_TRUE(Shutdown::Instance().Install().ok());
+  auto store = std::make_shared<publish::SnapshotStore>();
+  SessionList sessions;
+  sessions.push_back(std::make_unique<FakeSession>("healthy"));
+  sessions.push_back(std::make_unique<FakeSession>("dead-target"));
+  auto* healthy = static_cast<FakeSession*>(sessions[0].get());
+  auto* slow = static_cast<FakeSession*>(sessions[1].get());
+  slow->sleep_ = 3s;
+  CycleLoop loop(std::move(sessions), store);
+  auto done = std::async(std::launch::async, [&] { loop.RunUntilShutdown(100ms); });
+
+  // Watch what is published, as a scraper would: the healthy cluster's cycle count, by time.
+  std::vector<std::pair<double, uint64_t>> seen;  // (seconds since start, healthy cycles)
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - start < 1500ms) {
+    auto snap = store->Get();
+    uint64_t n = snap->clusters[0].cycles;
+    if (seen.empty() || seen.back().second != n)
+      seen.emplace_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), n);
+    std::this_thread::sleep_for(5ms);
+  }
+  auto mid = store->Get();
+  EXPECT_EQ(mid->clusters[1].cycles, 0u);  // the slow one is still in its first cycle
+  EXPECT_FALSE(mid->complete);             // so not every cluster has finished one yet
+  ASSERT_GE(seen.size(), 2u);
+  // ~15 cycles in 1.5 s at 100 ms; allow a loaded machine a third of that.
+  EXPECT_GE(seen.back().second, 5u);
+  // The healthy cluster's publications keep (about) its interval: the typical gap is the
+  // interval, and no gap comes near the slow cluster's 3 s.
+  std::vector<double> gaps;
+  for (size_t i = 1; i < seen.size(); ++i) gaps.push_back(seen[i].first - seen[i - 1].first);
+  std::sort(gaps.begin(), gaps.end());
+  EXPECT_LT(gaps[gaps.size() / 2], 0.3);
+  EXPECT_LT(gaps.back(), 1.5);
+
+  // SIGTERM while the slow cycle still runs: it is cancelled, and the loop ends promptly.
+  const auto stop_at = std::chrono::steady_clock::now();
+  ASSERT_EQ(kill(getpid(), SIGTERM), 0);
+  ASSERT_EQ(done.wait_for(10s), std::future_status::ready);
+  EXPECT_LT(std::chrono::steady_clock::now() - stop_at, 2s);
+  EXPECT_TRUE(slow->cancelled_);
+  EXPECT_GE(healthy->cycles_, 7);
 }
 
 TEST_F(AppLoopTest, SigtermStopsTheLoopDuringTheWait) {

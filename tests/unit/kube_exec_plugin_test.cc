@@ -164,16 +164,39 @@ TEST_F(ExecRunTest, RunsWithArgsEnvAndLogsStderrButNotStdout) {
   EXPECT_THAT(logs, Not(HasSubstr("stdout-token")));
 }
 
-TEST_F(ExecRunTest, NonZeroExitReportsCodeAndLastStderrLine) {
-  run_.config.command = Script("p.sh",
-                               "echo first >&2\necho 'error: not logged in, run login' >&2\n"
-                               "echo '{\"partial\":\"secret-on-stdout\"}'\nexit 3\n");
+// The plugin's stderr may hold a device-login code: it goes to the log, never into the error
+// (which reaches CycleResult errors and the status page).
+TEST_F(ExecRunTest, NonZeroExitReportsTheCodeAndLeavesStderrToTheLog) {
+  run_.config.command =
+      Script("p.sh",
+             "echo first >&2\necho 'To sign in, enter the code DEVCODE-42 at the login page' >&2\n"
+             "echo '{\"partial\":\"secret-on-stdout\"}'\nexit 3\n");
   auto cred = RunExecPlugin(run_);
   ASSERT_FALSE(cred.ok());
   EXPECT_EQ(cred.error().message, "exec plugin \"" + run_.config.command +
-                                      "\" (user \"u\" in /path/kubeconfig) exited with code 3: "
-                                      "error: not logged in, run login");
+                                      "\" (user \"u\" in /path/kubeconfig) exited with code 3 "
+                                      "(its stderr is in gpuattr's log)");
+  EXPECT_THAT(AllLogs(), HasSubstr("DEVCODE-42"));
   EXPECT_THAT(AllLogs(), Not(HasSubstr("secret-on-stdout")));
+}
+
+// A chatty plugin cannot flood the log: long lines are cut, and lines past the first 20 are
+// counted, not logged.
+TEST_F(ExecRunTest, StderrIsTruncatedInTheLog) {
+  run_.config.command = Script("p.sh",
+                               "head -c 5000 /dev/zero | tr '\\0' x >&2\necho >&2\n"
+                               "i=0; while [ $i -lt 50 ]; do echo \"line-$i\" >&2; i=$((i+1)); "
+                               "done\nexit 1\n");
+  auto cred = RunExecPlugin(run_);
+  ASSERT_FALSE(cred.ok());
+  EXPECT_THAT(cred.error().message, Not(HasSubstr("line-")));
+  const std::string logs = AllLogs();
+  EXPECT_THAT(logs, HasSubstr(std::string(512, 'x')));
+  EXPECT_THAT(logs, Not(HasSubstr(std::string(513, 'x'))));
+  EXPECT_THAT(logs, HasSubstr("line=line-18"));
+  EXPECT_THAT(logs, Not(HasSubstr("line=line-19")));
+  EXPECT_THAT(logs, HasSubstr("msg=\"exec plugin message lines dropped\""));
+  EXPECT_THAT(logs, HasSubstr("dropped=31"));
 }
 
 TEST_F(ExecRunTest, MissingBinaryNamesItTheUserAndTheKubeconfig) {
@@ -201,6 +224,31 @@ TEST_F(ExecRunTest, BareNamesAreFoundInPath) {
   std::ofstream(dir_ / "plain") << "x";
   run_.config.command = "plain";
   EXPECT_FALSE(FindExecutable(run_).ok());
+}
+
+// As Go's exec.ErrDot: a plugin found through an empty PATH entry, "." or a relative directory
+// (that is, in the current directory) is never run, even if PATH has it later.
+TEST_F(ExecRunTest, RelativePathEntriesAreNotSearched) {
+  Script("my-plugin", "exit 0\n");
+  const fs::path cwd = fs::current_path();
+  fs::current_path(dir_);
+  run_.config.command = "my-plugin";
+  for (const std::string& path :
+       {std::string(":/nonexistent"), std::string("/nonexistent::/x"),
+        std::string(".:") + dir_.string(), std::string("/nonexistent:"), std::string("./:/bin")}) {
+    SCOPED_TRACE(path);
+    run_.path_env = path;
+    auto exe = FindExecutable(run_);
+    ASSERT_FALSE(exe.ok());
+    EXPECT_THAT(exe.error().message, HasSubstr("refusing to run it from the current directory"));
+    EXPECT_THAT(exe.error().message, HasSubstr("exec.ErrDot"));
+  }
+  auto ran = RunExecPlugin(run_);
+  EXPECT_FALSE(ran.ok());
+  // An absolute entry for the same directory is fine.
+  run_.path_env = "/nonexistent:" + dir_.string();
+  EXPECT_TRUE(FindExecutable(run_).ok());
+  fs::current_path(cwd);
 }
 
 TEST_F(ExecRunTest, HangingPluginIsKilledAfterTheTimeout) {

@@ -120,6 +120,20 @@ TEST(EnvProxy, FollowsHttpsProxyNoProxyAndLoopbackRules) {
   EXPECT_NE(proxy_for("https://api.other:443").url, "");
   env["NO_PROXY"] = "*";
   EXPECT_EQ(proxy_for("https://anything.example").url, "");
+  // An empty upper-case variable counts as unset: the lower-case one is read.
+  env["NO_PROXY"] = "";
+  env["no_proxy"] = "api.example";
+  EXPECT_EQ(proxy_for("https://api.example:6443").url, "");
+  EXPECT_EQ(proxy_for("https://x.api.example:6443").url, "");
+  EXPECT_EQ(proxy_for("https://other.example:6443").url, "http://upper:8080");
+  EXPECT_EQ(proxy_for("https://other.example:6443").source, "HTTPS_PROXY");
+  // HTTP_PROXY is for http:// servers only, never for https ones.
+  env.erase("HTTPS_PROXY");
+  env.erase("https_proxy");
+  env["HTTP_PROXY"] = "http://plain:3128";
+  EXPECT_EQ(proxy_for("https://other.example:6443").url, "");
+  EXPECT_EQ(proxy_for("http://other.example").url, "http://plain:3128");
+  EXPECT_EQ(proxy_for("http://other.example").source, "HTTP_PROXY");
 }
 
 }  // namespace

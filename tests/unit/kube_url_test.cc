@@ -74,5 +74,37 @@ TEST(NoProxy, EntriesAsGoReadsThem) {
   EXPECT_TRUE(MatchesNoProxyEntry("anything", 1, "*"));
 }
 
+// The corners where Go's httpproxy differs from a naive suffix match.
+TEST(NoProxy, DomainIpAndCidrCornersMatchGo) {
+  // A leading dot or "*." means subdomains only; a bare domain also matches itself.
+  EXPECT_FALSE(MatchesNoProxyEntry("example.com", 443, ".example.com"));
+  EXPECT_FALSE(MatchesNoProxyEntry("example.com", 443, "*.example.com"));
+  EXPECT_TRUE(MatchesNoProxyEntry("example.com", 443, "example.com"));
+  EXPECT_TRUE(MatchesNoProxyEntry("a.example.com", 443, "example.com"));
+  EXPECT_TRUE(MatchesNoProxyEntry("a.example.com", 443, ".example.com:443"));
+  EXPECT_FALSE(MatchesNoProxyEntry("a.example.com", 6443, ".example.com:443"));
+  // IPs: exact, with or without a port; IPv6 bare or bracketed.
+  EXPECT_TRUE(MatchesNoProxyEntry("10.0.0.1", 6443, "10.0.0.1"));
+  EXPECT_TRUE(MatchesNoProxyEntry("10.0.0.1", 6443, "10.0.0.1:6443"));
+  EXPECT_FALSE(MatchesNoProxyEntry("10.0.0.1", 443, "10.0.0.1:6443"));
+  EXPECT_FALSE(MatchesNoProxyEntry("10.0.0.10", 6443, "10.0.0.1"));
+  EXPECT_TRUE(MatchesNoProxyEntry("fd00::1", 6443, "fd00::1"));
+  EXPECT_TRUE(MatchesNoProxyEntry("fd00::1", 6443, "[fd00::1]:6443"));
+  EXPECT_FALSE(MatchesNoProxyEntry("fd00::1", 443, "[fd00::1]:6443"));
+  EXPECT_TRUE(MatchesNoProxyEntry("FD00:0::1", 6443, "fd00::1"));  // same address, other spelling
+  // CIDRs, IPv4 and IPv6; a host name never falls in a CIDR, nor an IPv6 host in an IPv4 one.
+  EXPECT_TRUE(MatchesNoProxyEntry("192.168.7.9", 443, "192.168.0.0/16"));
+  EXPECT_FALSE(MatchesNoProxyEntry("192.169.0.1", 443, "192.168.0.0/16"));
+  EXPECT_TRUE(MatchesNoProxyEntry("fd00:1::5", 443, "fd00::/8"));
+  EXPECT_FALSE(MatchesNoProxyEntry("fe80::1", 443, "fd00::/8"));
+  EXPECT_FALSE(MatchesNoProxyEntry("::ffff:10.0.0.1", 443, "fd00::/8"));
+  EXPECT_FALSE(MatchesNoProxyEntry("api.example", 443, "10.0.0.0/8"));
+  EXPECT_TRUE(MatchesNoProxyEntry("10.9.9.9", 443, "0.0.0.0/0"));
+  EXPECT_FALSE(MatchesNoProxyEntry("10.9.9.9", 443, "10.0.0.0/x"));
+  // Junk never matches.
+  EXPECT_FALSE(MatchesNoProxyEntry("api", 443, ":443"));
+  EXPECT_FALSE(MatchesNoProxyEntry("api", 443, "[api"));
+}
+
 }  // namespace
 }  // namespace gpuattr::kube

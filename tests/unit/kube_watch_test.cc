@@ -5,6 +5,7 @@
 
 #include <thread>
 
+#include "gpuattr/kube/object_cache.h"
 #include "support/fake_transport.h"
 
 namespace gpuattr::kube {
@@ -184,6 +185,68 @@ TEST(ListWatcher, AbortsAFailedListAndReportsTheError) {
   EXPECT_EQ(target.Log(), (std::vector<std::string>{"begin", "item:a", "abort", "begin", "end"}));
   EXPECT_EQ(w.status().lists, 2u);
   EXPECT_EQ(clock.Sleeps().size(), 1u);  // one backoff between the two LISTs
+}
+
+// gpuattr_cluster_up's sync rule reads when the kind was last connected: a LIST, a stream that
+// opened (its 2xx arrived) and stays open, a stream that ended; failed attempts move nothing.
+TEST(ListWatcher, ReportsWhetherItsWatchIsConnectedAndSinceWhen) {
+  auto transport = std::make_shared<FakeTransport>();
+  FakeClock clock;
+  ApiClientOptions o;
+  o.clock = &clock;
+  o.max_attempts = 1;
+  ApiClient client(transport, o);
+  transport->Enqueue("/api/v1/nodes?limit", FakeReply::Json(R"({"metadata":{"resourceVersion":"1"},
+                                                               "items":[]})"));
+  transport->Enqueue("/api/v1/nodes?watch", FakeReply::Chunks({}, /*block=*/true));
+  // Then the apiserver is gone: every further WATCH fails.
+  transport->SetDefault("/api/v1/nodes?watch", FakeReply::Json(R"({"kind":"Status"})", 503));
+  RecordingTarget target;
+  ListWatcher w(client, {"nodes", "/api/v1/nodes"}, target);
+  const double listed_at = UnixSeconds(clock.WallNow());
+  StopSignal stop;
+  std::thread t([&] { w.Run(stop); });
+  ASSERT_TRUE(Eventually([&] { return w.status().streaming; }));
+  EXPECT_EQ(w.status().last_connected_unix, listed_at);
+  EXPECT_TRUE(w.status().last_error.empty());
+
+  clock.SetBlockingSleeps(true);  // backoff waits until the test moves the clock
+  clock.Advance(std::chrono::seconds(30));
+  transport->EndStreams();  // the stream ends (the apiserver went away)
+  ASSERT_TRUE(Eventually([&] { return clock.BlockedSleepers() == 1; }));
+  WatchStatus ended = w.status();
+  EXPECT_FALSE(ended.streaming);
+  EXPECT_EQ(ended.last_connected_unix, listed_at + 30);  // when the stream ended
+  clock.Advance(std::chrono::seconds(60));  // the backoff ends: the re-watch gets a 503
+  ASSERT_TRUE(Eventually([&] { return !w.status().last_error.empty(); }));
+  EXPECT_FALSE(w.status().streaming);
+  EXPECT_EQ(w.status().last_connected_unix, listed_at + 30);  // failures do not move it
+  stop.Stop();
+  t.join();
+}
+
+TEST(KindsOutOfSync, ListedAndConnectedWithinTheWindow) {
+  auto kind = [](std::string r, bool synced, bool streaming, double connected) {
+    KindStatus k;
+    k.resource = std::move(r);
+    k.synced = synced;
+    k.streaming = streaming;
+    k.last_connected_unix = connected;
+    return k;
+  };
+  const double now = 10000;
+  EXPECT_TRUE(KindsOutOfSync({kind("pods", true, true, 1), kind("nodes", true, false, now - 40)},
+                             now, 40, "lab")
+                  .empty());  // a stream open now; a stream that ended 40 s ago: both fine
+  KindStatus failing = kind("services", true, false, now - 41);
+  failing.last_error = "apiserver error: cluster \"lab\" answered HTTP 503";
+  auto out = KindsOutOfSync({kind("pods", true, true, 1), failing, kind("nodes", false, false, 0)},
+                            now, 40, "lab");
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0],
+            "services on cluster \"lab\": out of sync, no watch connected for 41 s (more than 40 "
+            "s) (last error: apiserver error: cluster \"lab\" answered HTTP 503)");
+  EXPECT_EQ(out[1], "nodes on cluster \"lab\": not listed yet");
 }
 
 }  // namespace

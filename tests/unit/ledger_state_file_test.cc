@@ -81,8 +81,16 @@ std::vector<fs::path> Listing(const fs::path& dir) {
 LedgerState SampleState() {
   LedgerState s;
   s.last_cycle_unix = 1764474000.125;
-  s.pods[{"ml", "trainer-0"}] = PodRecord{"gpu-1", 1764470000.5, 5400.25, 250.0};
-  s.pods[{"ml", "notebook"}] = PodRecord{"gpu-2", std::nullopt, std::nullopt, std::nullopt};
+  s.pods[{"ml", "trainer-0"}] = PodRecord{.uid = "6f1c2a4e-0d1b-4b43-9a0e-3c2f5d6e7f80",
+                                          .node = "gpu-1",
+                                          .idle_since_unix = 1764470000.5,
+                                          .last_idle_unix = 1764473980.125,
+                                          .joules = 5400.25,
+                                          .last_power_watts = 250.0,
+                                          .last_power_unix = 1764473990.125};
+  PodRecord notebook;  // only a node: nothing else is known
+  notebook.node = "gpu-2";
+  s.pods[{"ml", "notebook"}] = notebook;
   s.namespaces["ml"] = NamespaceRecord{9000.75, 1764474000.125};
   s.namespaces["gone"] = NamespaceRecord{12.5, 1764400000};
   return s;
@@ -136,6 +144,43 @@ TEST(StateCodec, RejectsTruncatedForeignAndNewerFiles) {
   EXPECT_THAT(newer.error().message, HasSubstr("unsupported state file version 2"));
 }
 
+// A file written before UIDs and observation times were kept: its records were all written at
+// the last cycle, so that is when each pod was last seen idle and its power last measured.
+TEST(StateCodec, ReadsFilesWrittenBeforeUidsAndObservationTimes) {
+  auto old = DecodeStateFile(R"({"format": "gpuattr-state", "version": 1, "clusters": {"c": {
+      "last_cycle_unix": 1000.5,
+      "pods": [{"namespace": "ml", "pod": "a", "node": "n1", "idle_since_unix": 900,
+                "joules": 50, "last_power_watts": 100},
+               {"namespace": "ml", "pod": "b", "node": "n1"}],
+      "namespaces": [{"namespace": "ml", "joules": 50, "last_seen_unix": 1000.5}]}}})");
+  ASSERT_TRUE(old.ok()) << old.error().message;
+  const LedgerState& s = old->at("c");
+  const PodRecord& a = s.pods.at({"ml", "a"});
+  EXPECT_EQ(a.uid, "");
+  EXPECT_EQ(a.idle_since_unix, 900.0);
+  EXPECT_EQ(a.last_idle_unix, 1000.5);
+  EXPECT_EQ(a.last_power_unix, 1000.5);
+  const PodRecord& b = s.pods.at({"ml", "b"});
+  EXPECT_FALSE(b.last_idle_unix.has_value());  // no run, no power: nothing to date
+  EXPECT_FALSE(b.last_power_unix.has_value());
+
+  // Such a record continues with the pod it names, and takes its UID.
+  Ledger ledger(LedgerParams{}, s);
+  attribution::Attribution attr;
+  attr.cluster = "c";
+  attribution::Pod p;
+  p.id = {"ml", "a"};
+  p.node = "n1";
+  p.power_watts = 100;
+  p.idle = true;
+  attr.pods.push_back(p);
+  const PodUids uids = {{{"ml", "a"}, "uid-a"}};
+  LedgerView v = ledger.Record(attr, 1020.5, &uids);
+  EXPECT_EQ(v.pods[0].idle_seconds, 120.5);
+  EXPECT_DOUBLE_EQ(*v.pods[0].energy_joules, 50 + 2000);
+  EXPECT_EQ(ledger.state().pods.at({"ml", "a"}).uid, "uid-a");
+}
+
 // --- location -----------------------------------------------------------------------------------
 
 TEST(StatePath, DefaultsToTheXdgStateDirectory) {
@@ -172,6 +217,49 @@ TEST(AtomicFile, AnUnwritablePlaceIsAnErrorNamingThePath) {
   Status s = WriteFileAtomically(path.string(), "x");
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.message(), HasSubstr((dir / "plain-file").string()));
+}
+
+// Someone plants a symlink where the temporary file goes, pointing at a file of the user's: the
+// write must neither follow it (truncating the victim) nor fail; the symlink is left alone.
+TEST(AtomicFile, ASymlinkAtTheTemporaryNameIsNotFollowed) {
+  TempDir dir;
+  const fs::path path = dir / "state.json";
+  const fs::path victim = dir / "victim.txt";
+  std::ofstream(victim) << "precious";
+  const fs::path planted = dir / ("state.json.tmp." + std::to_string(::getpid()));
+  fs::create_symlink(victim, planted);
+  ASSERT_TRUE(WriteFileAtomically(path.string(), "new state").ok());
+  EXPECT_EQ(gpuattr::testing::ReadFile(victim), "precious");
+  EXPECT_EQ(gpuattr::testing::ReadFile(path), "new state");
+  EXPECT_FALSE(fs::is_symlink(fs::symlink_status(path)));
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(planted)));
+  // A dangling symlink (to a file that does not exist yet) is not followed either.
+  fs::remove(planted);
+  const fs::path nowhere = dir / "created-through-the-link";
+  fs::create_symlink(nowhere, planted);
+  ASSERT_TRUE(WriteFileAtomically(path.string(), "again").ok());
+  EXPECT_FALSE(fs::exists(nowhere));
+  EXPECT_EQ(gpuattr::testing::ReadFile(path), "again");
+}
+
+// Two daemons on one state file would overwrite each other's counters: the second is refused,
+// naming the file and the holder; once the first is gone, the file can be taken again.
+TEST(StateFile, ASecondExclusiveOpenIsRefusedNamingTheFileAndTheHolder) {
+  TempDir dir;
+  const std::string path = (dir / "sub/state.json").string();
+  auto first = StateFile::OpenExclusive(path);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  auto second = StateFile::OpenExclusive(path);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_THAT(second.error().message, HasSubstr("state file \"" + path + "\" is in use"));
+  EXPECT_THAT(second.error().message, HasSubstr("(pid " + std::to_string(::getpid()) + ")"));
+  EXPECT_THAT(second.error().message, HasSubstr(path + ".lock"));
+  // The read-only view (--once) needs no lock.
+  EXPECT_TRUE(StateFile::Open(path, false)->path() == path);
+  first->reset();
+  auto third = StateFile::OpenExclusive(path);
+  EXPECT_TRUE(third.ok());
 }
 
 TEST(StateFile, MissingFileIsAFreshStartWithoutWarning) {

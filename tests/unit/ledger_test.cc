@@ -84,14 +84,50 @@ TEST(LedgerIdle, OneBusyCycleResetsTheRun) {
   EXPECT_EQ(FindPod(later, "a", "x")->idle_seconds, 20.0);
 }
 
-TEST(LedgerIdle, UnknownIdlenessIsAbsentAndEndsTheRun) {
+// A cycle that cannot tell (no memory or utilisation figure) neither extends nor ends the run.
+TEST(LedgerIdle, UnknownIdlenessIsAbsentAndKeepsTheRun) {
   Ledger ledger;
   ledger.Record(Attr({MakePod("a", "x", 50, true)}), 1000);
   LedgerView unknown = ledger.Record(Attr({MakePod("a", "x", 50, std::nullopt)}), 1020);
   EXPECT_FALSE(FindPod(unknown, "a", "x")->idle.has_value());
   EXPECT_FALSE(FindPod(unknown, "a", "x")->idle_seconds.has_value());
   LedgerView idle = ledger.Record(Attr({MakePod("a", "x", 50, true)}), 1040);
-  EXPECT_EQ(FindPod(idle, "a", "x")->idle_seconds, 0.0);
+  EXPECT_EQ(FindPod(idle, "a", "x")->idle_seconds, 40.0);  // the run since 1000 goes on
+}
+
+// The pod's exporter did not answer for two cycles (the pod is missing from the attribution but
+// still in the cluster): unknown, so the idle run survives; a busy observation still ends it.
+TEST(LedgerIdle, AMissingPodKeepsItsRunAcrossAShortGap) {
+  Ledger ledger;
+  const PodUids cluster = {{{"a", "x"}, "uid-x"}, {{"a", "y"}, "uid-y"}};
+  ledger.Record(Attr({MakePod("a", "x", 50, true), MakePod("a", "y", 9)}), 1000, &cluster);
+  ledger.Record(Attr({MakePod("a", "x", 50, true), MakePod("a", "y", 9)}), 1020, &cluster);
+  for (double t : {1040.0, 1060.0}) {
+    LedgerView gap = ledger.Record(Attr({MakePod("a", "y", 9)}), t, &cluster);
+    ASSERT_NE(FindPod(gap, "a", "x"), nullptr);
+    EXPECT_FALSE(FindPod(gap, "a", "x")->idle_seconds.has_value());  // unknown, not 0
+    EXPECT_EQ(ledger.state().pods.at({"a", "x"}).idle_since_unix, 1000.0);
+  }
+  LedgerView back = ledger.Record(Attr({MakePod("a", "x", 50, true)}), 1080, &cluster);
+  EXPECT_EQ(FindPod(back, "a", "x")->idle_seconds, 80.0);
+  LedgerView busy = ledger.Record(Attr({MakePod("a", "x", 50, false)}), 1100, &cluster);
+  EXPECT_EQ(FindPod(busy, "a", "x")->idle_seconds, 0.0);
+  LedgerView again = ledger.Record(Attr({MakePod("a", "x", 50, true)}), 1120, &cluster);
+  EXPECT_EQ(FindPod(again, "a", "x")->idle_seconds, 0.0);
+}
+
+// Unknown for longer than the gap bound: nobody watched the pod, so the next idle cycle starts a
+// new run.
+TEST(LedgerIdle, AnUnknownSpellLongerThanTheBoundRestartsTheRun) {
+  Ledger ledger(LedgerParams{.max_gap_seconds = 300});
+  const PodUids cluster = {{{"a", "x"}, "uid-x"}};
+  ledger.Record(Attr({MakePod("a", "x", 50, true)}), 1000, &cluster);
+  for (double t = 1020; t <= 1300; t += 20) ledger.Record(Attr({}), t, &cluster);
+  LedgerView within = ledger.Record(Attr({MakePod("a", "x", 50, true)}), 1300, &cluster);
+  EXPECT_EQ(FindPod(within, "a", "x")->idle_seconds, 300.0);  // exactly the bound: kept
+  for (double t = 1320; t <= 1600; t += 20) ledger.Record(Attr({}), t, &cluster);
+  LedgerView after = ledger.Record(Attr({MakePod("a", "x", 50, true)}), 1601, &cluster);
+  EXPECT_EQ(FindPod(after, "a", "x")->idle_seconds, 0.0);
 }
 
 TEST(LedgerIdle, AGapLongerThanTheBoundRestartsTheRun) {
@@ -149,16 +185,35 @@ TEST(LedgerEnergy, AClockGoingBackwardsAddsNothing) {
   EXPECT_DOUBLE_EQ(*FindPod(v, "a", "x")->energy_joules, 1000);
 }
 
-TEST(LedgerEnergy, UnknownPowerIntegratesNothingButKeepsTheCounter) {
+// A cycle without the pod's power keeps its last known power: the next known power closes the
+// trapezoid over the whole stretch, so a blip loses no energy.
+TEST(LedgerEnergy, UnknownPowerKeepsTheCounterAndTheLastPower) {
   Ledger ledger;
   ledger.Record(Attr({MakePod("a", "x", 100)}), 1000);
   ledger.Record(Attr({MakePod("a", "x", 100)}), 1010);  // 1000 J
   LedgerView v = ledger.Record(Attr({MakePod("a", "x", std::nullopt)}), 1020);
-  EXPECT_DOUBLE_EQ(*FindPod(v, "a", "x")->energy_joules, 1000);
-  v = ledger.Record(Attr({MakePod("a", "x", 100)}), 1030);  // left end unknown: nothing
-  EXPECT_DOUBLE_EQ(*FindPod(v, "a", "x")->energy_joules, 1000);
-  v = ledger.Record(Attr({MakePod("a", "x", 100)}), 1040);
-  EXPECT_DOUBLE_EQ(*FindPod(v, "a", "x")->energy_joules, 2000);
+  EXPECT_DOUBLE_EQ(*FindPod(v, "a", "x")->energy_joules, 1000);  // nothing invented meanwhile
+  v = ledger.Record(Attr({MakePod("a", "x", 300)}), 1030);
+  EXPECT_DOUBLE_EQ(*FindPod(v, "a", "x")->energy_joules, 1000 + (100 + 300) / 2.0 * 20);
+  EXPECT_DOUBLE_EQ(*NamespaceJoules(v, "a"), 5000);
+}
+
+// The pod missing from two cycles (its exporter failed) and back: the same.
+TEST(LedgerEnergy, AMissingPodLosesNoEnergyAcrossAShortGap) {
+  Ledger ledger;
+  const PodUids cluster = {{{"a", "x"}, "uid-x"}};
+  ledger.Record(Attr({MakePod("a", "x", 100)}), 1000, &cluster);
+  ledger.Record(Attr({}), 1020, &cluster);
+  LedgerView gap = ledger.Record(Attr({}), 1040, &cluster);
+  EXPECT_DOUBLE_EQ(*FindPod(gap, "a", "x")->energy_joules, 0);
+  LedgerView back = ledger.Record(Attr({MakePod("a", "x", 100)}), 1060, &cluster);
+  EXPECT_DOUBLE_EQ(*FindPod(back, "a", "x")->energy_joules, 6000);
+  // Missing for longer than the bound: that stretch adds nothing, counting resumes afterwards.
+  for (double t = 1080; t <= 1380; t += 20) ledger.Record(Attr({}), t, &cluster);
+  LedgerView late = ledger.Record(Attr({MakePod("a", "x", 100)}), 1400, &cluster);
+  EXPECT_DOUBLE_EQ(*FindPod(late, "a", "x")->energy_joules, 6000);
+  late = ledger.Record(Attr({MakePod("a", "x", 100)}), 1410, &cluster);
+  EXPECT_DOUBLE_EQ(*FindPod(late, "a", "x")->energy_joules, 7000);
 }
 
 TEST(LedgerEnergy, APodWhosePowerWasNeverKnownHasNoCounter) {
@@ -215,9 +270,9 @@ TEST(LedgerPods, APodThatLeftIsDroppedButItsJoulesStayInTheNamespace) {
   EXPECT_DOUBLE_EQ(*NamespaceJoules(v, "a"), 1000 + 2000);
 }
 
-TEST(LedgerPods, APodStillInTheClusterButNotAttributedKeepsItsCounter) {
+TEST(LedgerPods, APodStillInTheClusterButNotAttributedKeepsItsRecord) {
   Ledger ledger;
-  const std::set<kube::PodId> cluster = {{"a", "x"}, {"a", "y"}};
+  const PodUids cluster = {{{"a", "x"}, "ux"}, {{"a", "y"}, "uy"}};
   ledger.Record(Attr({MakePod("a", "x", 100, true), MakePod("a", "y", 10)}), 1000, &cluster);
   ledger.Record(Attr({MakePod("a", "x", 100, true), MakePod("a", "y", 10)}), 1010, &cluster);
   // x's exporter did not answer this cycle: x is still in the cluster.
@@ -227,11 +282,43 @@ TEST(LedgerPods, APodStillInTheClusterButNotAttributedKeepsItsCounter) {
   EXPECT_DOUBLE_EQ(*x->energy_joules, 1000);
   EXPECT_FALSE(x->idle.has_value());
   EXPECT_FALSE(x->idle_seconds.has_value());
-  // Back: no joules for the interval it was unseen, and its idle run starts again.
+  // Back: the idle run goes on and the unseen interval is integrated from the last known power.
   v = ledger.Record(Attr({MakePod("a", "x", 100, true), MakePod("a", "y", 10)}), 1030, &cluster);
-  EXPECT_DOUBLE_EQ(*FindPod(v, "a", "x")->energy_joules, 1000);
+  EXPECT_DOUBLE_EQ(*FindPod(v, "a", "x")->energy_joules, 3000);
+  EXPECT_EQ(FindPod(v, "a", "x")->idle_seconds, 30.0);
+  EXPECT_DOUBLE_EQ(*NamespaceJoules(v, "a"), 3000 + 300);  // Σ pods: none left
+}
+
+// A pod deleted and recreated under the same name between two cycles (a StatefulSet pod, a
+// Job retry) is another pod: its UID differs, so it starts with no idle run and a zero counter.
+TEST(LedgerPods, ARecreatedPodWithTheSameNameStartsFresh) {
+  Ledger ledger;
+  const PodUids first = {{{"a", "x"}, "uid-1"}};
+  ledger.Record(Attr({MakePod("a", "x", 100, true)}), 1000, &first);
+  ledger.Record(Attr({MakePod("a", "x", 100, true)}), 1020, &first);
+  const PodUids second = {{{"a", "x"}, "uid-2"}};
+  LedgerView v = ledger.Record(Attr({MakePod("a", "x", 100, true)}), 1040, &second);
   EXPECT_EQ(FindPod(v, "a", "x")->idle_seconds, 0.0);
-  EXPECT_DOUBLE_EQ(*NamespaceJoules(v, "a"), 1000 + 300);  // Σ pods: none left
+  EXPECT_DOUBLE_EQ(*FindPod(v, "a", "x")->energy_joules, 0);
+  EXPECT_DOUBLE_EQ(*NamespaceJoules(v, "a"), 2000);  // the first pod's joules stay
+  EXPECT_EQ(ledger.state().pods.at({"a", "x"}).uid, "uid-2");
+}
+
+// Recreated but not attributed this cycle: the old pod left (dropped), and the new one has no
+// record until it is seen.
+TEST(LedgerPods, ARecreatedPodNotYetAttributedDropsTheOldRecord) {
+  Ledger ledger;
+  const PodUids first = {{{"a", "x"}, "uid-1"}};
+  ledger.Record(Attr({MakePod("a", "x", 100, true)}), 1000, &first);
+  ledger.Record(Attr({MakePod("a", "x", 100, true)}), 1020, &first);
+  const PodUids second = {{{"a", "x"}, "uid-2"}};
+  LedgerView v = ledger.Record(Attr({}), 1040, &second);
+  EXPECT_EQ(FindPod(v, "a", "x"), nullptr);
+  EXPECT_EQ(ledger.state().pods.count({"a", "x"}), 0u);
+  EXPECT_DOUBLE_EQ(*NamespaceJoules(v, "a"), 2000);
+  v = ledger.Record(Attr({MakePod("a", "x", 100, true)}), 1060, &second);
+  EXPECT_EQ(FindPod(v, "a", "x")->idle_seconds, 0.0);
+  EXPECT_DOUBLE_EQ(*FindPod(v, "a", "x")->energy_joules, 0);
 }
 
 TEST(LedgerPods, APodOnAnotherNodeIsANewPod) {

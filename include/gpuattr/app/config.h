@@ -90,6 +90,8 @@ struct Config {
   std::string kubeconfig;               // "" → $KUBECONFIG, then ~/.kube/config
   std::vector<ClusterConfig> clusters;  // empty → one cluster: the current context
   milliseconds interval{20'000};
+  // How long a cluster's last good series stay published while its cycles fail (DESIGN 10).
+  milliseconds stale_after{300'000};
   WebConfig web;
   std::vector<TargetPin> targets;
   log::Level log_level = log::Level::kInfo;

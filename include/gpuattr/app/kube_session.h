@@ -30,6 +30,12 @@ struct KubeSessionOptions {
   kube::ObjectCacheOptions cache;  // which kinds to watch
   // How long the first cycle waits (real time) for the first LIST of every kind.
   std::chrono::milliseconds sync_timeout{30000};
+  // The cycle interval: a kind whose watch has not been connected for 2 intervals is out of sync,
+  // and the cluster down (gpuattr_cluster_up 0).
+  std::chrono::milliseconds interval{20000};
+  // GET /version's timeout when every proxy GET of a cycle failed (is it the apiserver or the
+  // exporters?).
+  std::chrono::milliseconds liveness_timeout{5000};
   Clock* clock = nullptr;       // cache expiries and timestamps; SystemClock() when null
   ledger::LedgerParams ledger;  // idle runs and energy counters: the gap rule
   // Shared by the sessions of one process; null keeps idle runs and energy in memory only.
@@ -54,9 +60,15 @@ class KubeClusterSession : public ClusterSession {
 
   std::string Cluster() const override { return cluster_; }
   // Starts the ObjectCache on the first call (and waits for its first sync), then runs one cycle
-  // on the cache's current snapshot.
+  // on the cache's current snapshot. The cycle is up (and its output published) only when the
+  // cache is in sync (kube::KindsOutOfSync over 2 intervals) and the apiserver answered the
+  // cycle's requests. One GET /version asks it when an informer's latest LIST or WATCH failed
+  // (then nothing is scraped when it does not answer), and when every proxy GET failed
+  // without an answer (no response, or 5xx: the apiserver, or only the exporters?). Steady state:
+  // no extra request.
   publish::CycleResult RunCycle() override;
-  // Stops starting new GETs and ends the watches; in-flight GETs end within their timeouts.
+  // Shutdown: stops starting new GETs, aborts those in flight and the watch streams (the
+  // transport's Cancel), and joins the informers. RunCycle returns promptly.
   void Cancel() override;
 
   kube::ObjectCache& object_cache() { return *cache_; }
@@ -64,10 +76,15 @@ class KubeClusterSession : public ClusterSession {
  private:
   bool WaitForFirstLists();
   std::vector<std::string> CacheErrors() const;
+  // Empty when the apiserver answered; else why not (the cycle is then down). ApiserverSilence
+  // looks at the cycle's proxy GETs since `before`; AskVersion sends one GET /version.
+  std::string ApiserverSilence(const std::vector<kube::RequestCount>& before);
+  std::string AskVersion(const std::string& why);
 
   std::string cluster_;
   KubeSessionOptions options_;
   Clock& clock_;
+  std::shared_ptr<kube::Transport> transport_;
   std::shared_ptr<kube::ApiClient> client_;
   std::unique_ptr<scrape::Fetcher> fetcher_;
   std::unique_ptr<kube::ObjectCache> cache_;

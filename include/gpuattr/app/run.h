@@ -1,9 +1,11 @@
-// The gpuattr application: the cycle loop that runs every cluster's session each interval and
-// publishes a fresh Snapshot, the HTTP server, --once, and clean shutdown.
+// The gpuattr application: the cycle loop that runs every cluster's session on its own schedule
+// and publishes a fresh, complete Snapshot whenever a cluster finishes a cycle, the HTTP server,
+// --once, and clean shutdown.
 #pragma once
 
 #include <iosfwd>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "gpuattr/app/config.h"
@@ -13,22 +15,49 @@
 
 namespace gpuattr::app {
 
+struct LoopOptions {
+  // A cluster whose cycles fail keeps its last good output published for this long after its
+  // last successful cycle; then the output is dropped (DESIGN section 10).
+  std::chrono::milliseconds stale_after{std::chrono::minutes(5)};
+};
+
+// What the loop keeps per cluster and how a cycle's result lands in it (pure; exposed for tests):
+// a failed cycle keeps the last good output and discovery report (unless it brought a fresh
+// report), and the last success time only moves on a successful cycle.
+void RecordCycle(publish::ClusterSnapshot& c, publish::CycleResult r, double seconds,
+                 double now_unix);
+// Drops the output of a cluster whose last success is more than `stale_after` seconds before
+// `now_unix` (and marks it down). True when it dropped something.
+bool DropStale(publish::ClusterSnapshot& c, double now_unix, double stale_after_seconds);
+
 class CycleLoop {
  public:
   // `clock` times the cycles and stamps the snapshots.
   CycleLoop(SessionList sessions, std::shared_ptr<publish::SnapshotStore> store,
-            Clock& clock = SystemClock());
+            Clock& clock = SystemClock(), LoopOptions options = {});
+  ~CycleLoop();
 
-  // Runs every session's cycle in parallel, then builds and publishes one complete Snapshot.
-  // On a shutdown request mid-cycle it cancels the sessions and still returns their results.
+  // --once (and tests): runs every session's cycle in parallel, then publishes one complete
+  // Snapshot. On a shutdown request mid-cycle it cancels the sessions and still returns their
+  // results.
   std::shared_ptr<const publish::Snapshot> RunOnce();
-  // RunOnce every `interval` until Shutdown::Instance() is requested.
+  // The daemon: every cluster on its own thread, one cycle every `interval` (a cycle that took
+  // longer is followed at once by the next), so that a slow or dead cluster never delays another
+  // one's data. Each finished cycle publishes a complete Snapshot (every cluster's latest state).
+  // Stale output is dropped on time even while a cluster's cycle hangs. Returns once
+  // Shutdown::Instance() is requested and every session's cycle ended (they are cancelled).
   void RunUntilShutdown(std::chrono::milliseconds interval);
 
  private:
+  std::shared_ptr<const publish::Snapshot> PublishLocked(double now);
+  void ClusterLoop(size_t i, std::chrono::milliseconds interval);
+  void LogCycle(const publish::ClusterSnapshot& c) const;
+
   SessionList sessions_;
   std::shared_ptr<publish::SnapshotStore> store_;
   Clock& clock_;
+  LoopOptions options_;
+  std::mutex mu_;                                // guards state_ and publishing
   std::vector<publish::ClusterSnapshot> state_;  // one per session, carried across cycles
 };
 

@@ -18,9 +18,10 @@ discovery::Pins PinsFromConfig(const std::vector<TargetPin>& targets);
 // Discovery, scrape and stage settings from the config (pins, limits, cache lifetimes, idle).
 KubeSessionOptions SessionOptionsFromConfig(const Config& config);
 
-// The state file of Config::state_file ("" → the XDG default), read now; read-only with --once.
-// Null (with a warning) when there is no usable location.
-std::shared_ptr<ledger::StateFile> OpenStateFile(const Config& config);
+// The state file of Config::state_file ("" → the XDG default), read now; read-only with --once,
+// else locked (ledger::StateFile::OpenExclusive). Null (with a warning) when there is no usable
+// location; an error when another gpuattr holds the file.
+Result<std::shared_ptr<ledger::StateFile>> OpenStateFile(const Config& config);
 
 struct LabelledConnection {
   std::string label;  // the `cluster` label

@@ -1,7 +1,9 @@
 // client-go exec credential plugins (client.authentication.k8s.io/v1 and v1beta1): the plugin is
 // started directly (posix_spawn, never a shell) with its args, our environment plus its env and
 // KUBERNETES_EXEC_INFO; its stdout is an ExecCredential (never logged), its stderr lines are logged
-// at warn level as the plugin's messages, and it is killed after a timeout.
+// at warn level as the plugin's messages (each cut at 512 bytes, at most 20 per run) and never put
+// into an error (errors reach the status page; stderr may hold a device-login code), and it is
+// killed after a timeout.
 #pragma once
 
 #include <chrono>
@@ -43,7 +45,9 @@ Result<ExecCredential> ParseExecCredential(std::string_view stdout_text,
                                            const std::string& api_version, const std::string& who);
 
 // Finds the executable for `command`: a path is used as is; a bare name is looked up in
-// `path_env` (':'-separated). Errors name the plugin, the user and the kubeconfig.
+// `path_env` (':'-separated) as Go's exec.LookPath does: the first match wins, and a match through
+// an empty, "." or other relative entry is an error (exec.ErrDot), never a run from the current
+// directory. Errors name the plugin, the user and the kubeconfig.
 Result<std::string> FindExecutable(const ExecPluginRun& run);
 
 // Runs the plugin once and parses its credential.

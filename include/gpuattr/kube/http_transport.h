@@ -3,8 +3,12 @@
 // TLS: when the kubeconfig gives a CA, ONLY that CA is trusted (httplib's own verification is off
 // and the SSL_CTX verifies against a store holding just that CA, plus the hostname or IP, or the
 // tls-server-name); without one the system CAs are used; insecure-skip-tls-verify disables
-// verification with a loud warning logged once per cluster. tls-server-name is also sent as SNI
-// when the server URL holds an IP address (and no proxy is set).
+// verification with a loud warning logged once per cluster. tls-server-name, when set, is the SNI
+// of every handshake (the TCP connection, the proxy's CONNECT and the Host header still name the
+// URL's host), as client-go does.
+//
+// Proxy: the cluster's proxy-url, else HTTPS_PROXY/HTTP_PROXY and NO_PROXY as client-go reads
+// them (ProxyFromEnvironment in url.h), read when the transport is made. http:// proxies only.
 //
 // Threads: any number of threads may call Get/Stream at once. Each in-flight request uses its own
 // httplib client (with its keep-alive connection); finished clients go back to a small idle pool
@@ -31,6 +35,8 @@ struct TransportOptions {
   size_t max_idle_clients = 8;
   std::chrono::milliseconds exec_timeout{30000};
   std::string user_agent = "gpuattr";
+  // Reads the proxy variables; std::getenv when empty (tests pass their own environment).
+  std::function<const char*(const char*)> getenv;
 };
 
 Result<std::unique_ptr<Transport>> MakeTransport(const ClusterConnection& conn,

@@ -32,7 +32,8 @@ struct ObjectCacheOptions {
   // false: LIST each kind once (retrying errors) and stop there, e.g. for `--once`.
   bool keep_watching = true;
   // Called by Stop() after signalling the informers: a transport that can abort in-flight streams
-  // (httplib's Client::stop) makes Stop() instant instead of waiting for each watch's next chunk.
+  // (Transport::Cancel) makes Stop() instant instead of waiting for each watch's next chunk. The
+  // daemon's sessions wire it to their transport's Cancel (app/kube_session.cc).
   std::function<void()> cancel_streams;
   // Watch resource.k8s.io ResourceSlices and ResourceClaims when the apiserver serves the group.
   bool dra = true;
@@ -70,7 +71,15 @@ struct KindStatus {
   uint64_t decode_errors = 0;
   std::string last_decode_error;
   int64_t last_sync_unix = 0;
+  bool streaming = false;          // a WATCH stream is open now
+  double last_connected_unix = 0;  // the last LIST, stream start or stream end (0 = never)
 };
+
+// Pure: the kinds that are not in sync at `now_unix`, one message each naming the cluster, the
+// kind and why. In sync: listed once, and its watch stream open now or the kind connected (a LIST,
+// a stream start or end) within `window_seconds` (gpuattr_cluster_up uses 2 intervals).
+std::vector<std::string> KindsOutOfSync(const std::vector<KindStatus>& kinds, double now_unix,
+                                        double window_seconds, const std::string& cluster);
 
 class ObjectCache {
  public:
@@ -81,7 +90,8 @@ class ObjectCache {
 
   // Starts one thread per kind. Call once.
   void Start();
-  // Signals every informer and joins its thread: each open watch ends at its next chunk (the fake
+  // Signals every informer, calls cancel_streams, and joins the threads: each open watch ends at
+  // once when cancel_streams aborts it, else at its next chunk (the fake
   // transport offers one every few ms; the real one within the watch's transport timeout).
   void Stop();
 
@@ -93,6 +103,9 @@ class ObjectCache {
   std::shared_ptr<const ClusterObjects> Snapshot() const;
   // Required kinds, and the DRA kinds while they are being watched (their errors are real ones).
   std::vector<KindStatus> KindStatuses() const;
+  // KindStatuses() without the DRA kinds that never completed a LIST (optional: they do not
+  // hold up the first cycle either) — what gpuattr_cluster_up's sync rule looks at.
+  std::vector<KindStatus> SyncStatuses() const;
   std::vector<DraKindStatus> DraStatuses() const;
   // True once every DRA kind knows where it stands: off, absent, forbidden, listed, or failing
   // (an error is recorded). The session's first cycle waits for this, not for DRA objects.

@@ -65,6 +65,12 @@ struct VerifyOutcome {
 bool ConfigureStrictVerify(SSL_CTX* ctx, const CaBundle* ca, const std::string& verify_name,
                            VerifyOutcome* outcome);
 
+// Makes every handshake on `ctx` send `*server_name` as SNI (the kubeconfig's tls-server-name),
+// whatever host the connection was opened to (the URL's host, or a proxy's CONNECT target).
+// Nothing is changed for an empty name or an IP address (SNI carries host names only, as Go's
+// crypto/tls). `server_name` must outlive `ctx`. False when OpenSSL refuses.
+bool SendSniAs(SSL_CTX* ctx, const std::string* server_name);
+
 // "server certificate not signed by the CA in /path/ca.crt", "... is not valid for host ..." etc.
 std::string DescribeVerifyError(int code, const std::string& ca_description,
                                 const std::string& verify_name);

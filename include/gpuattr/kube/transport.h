@@ -41,7 +41,13 @@ class Transport {
   // Streams the body of a long-running GET (WATCH) into `sink`. Returns the status line's code
   // (and headers, with an empty body) when the stream ends or the sink stops it. Only 2xx bodies
   // go to the sink; any other status returns its body (capped) in Response::body, unstreamed.
+  // The sink may also be called with an empty chunk, at least once when a 2xx status arrived
+  // (the stream is open) and possibly while waiting; an empty chunk carries no data.
   virtual Result<Response> Stream(const Request& req, const ChunkSink& sink) = 0;
+  // Shutdown: aborts every request in flight, whatever its timeout (their calls return an error
+  // promptly), and makes every later request fail at once. Callable from any thread, more than
+  // once. The default does nothing (transports whose requests end quickly on their own).
+  virtual void Cancel() {}
   // The cluster name used in messages ("cluster \"kind-gpu\"").
   virtual std::string ClusterName() const = 0;
 };

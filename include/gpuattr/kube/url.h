@@ -27,8 +27,9 @@ std::string PercentDecode(const std::string& s);
 // localhost, ::1 or 127.0.0.0/8.
 bool IsLoopback(const std::string& host);
 
-// One NO_PROXY entry as Go's httpproxy reads it: "*", a domain (".example.com", "*.example.com"
-// and "example.com" match it and its subdomains), an IP, an IPv4 CIDR, optionally ":port".
+// One NO_PROXY entry as Go's httpproxy reads it: "*"; a domain ("example.com" matches it and its
+// subdomains, ".example.com" and "*.example.com" only its subdomains); an IP; an IPv4 or IPv6
+// CIDR; domains and IPs optionally with ":port" ("[v6]:port" for IPv6).
 bool MatchesNoProxyEntry(const std::string& host, int port, std::string entry);
 
 struct ServerUrl {
@@ -40,9 +41,11 @@ struct ServerUrl {
 // Parses a kubeconfig server URL ("https://host[:port][/prefix]").
 Result<ServerUrl> ParseServerUrl(const std::string& url);
 
-// The proxy client-go would pick when the kubeconfig has no proxy-url: HTTPS_PROXY (https) or
-// HTTP_PROXY (http), either case, unless NO_PROXY matches the host ("*", a domain suffix, an IP or
-// an IPv4 CIDR) or the host is loopback. `source` names the variable used (for messages).
+// The proxy client-go would pick when the kubeconfig has no proxy-url (Go's
+// http.ProxyFromEnvironment): HTTPS_PROXY for https servers, HTTP_PROXY for http ones (the
+// upper-case name first, then the lower-case one; empty counts as unset), unless the host is
+// "localhost" or a loopback address or a NO_PROXY (then no_proxy) entry matches it. A value
+// without a scheme means http://. `source` names the variable used (for messages).
 struct EnvProxy {
   std::string url;  // "" = connect directly
   std::string source;

@@ -87,6 +87,11 @@ struct WatchStatus {
   std::string last_decode_error;  // names the object and the field
   std::string resource_version;
   int64_t last_sync_unix = 0;
+  // Connection state for gpuattr_cluster_up: a WATCH stream is open now (its 2xx arrived and it
+  // has not ended), and the last moment the kind was known connected (a LIST completed, a stream
+  // opened or ended; wall seconds of the client's clock, 0 = never).
+  bool streaming = false;
+  double last_connected_unix = 0;
 };
 
 class ListWatcher {

@@ -3,23 +3,28 @@
 // with the cycle's time, and saves state() to the state file (state_file.h).
 //
 // Rules (docs/ledger.md):
-// - Idle run: starts at the first cycle that finds the pod idle; idle_seconds = now − start; a
-//   cycle finding the pod busy or its idleness unknown ends the run. A gap between successful
-//   cycles longer than max_gap_seconds (or a clock that went backwards) also ends it: nobody
-//   watched the pod meanwhile.
-// - Energy: pod joules += (P_previous + P_now) / 2 × Δt (trapezoid) when both powers are known and
-//   0 < Δt ≤ max_gap_seconds; otherwise the interval adds nothing (power during a long gap is
-//   unknown, and no joules are invented). A pod's counter starts at 0 the first cycle its power is
-//   known. Namespace joules = Σ of what its pods accrued, including pods that left, so it never
-//   goes down; it is forgotten after namespace_retention_seconds without a pod holding a counter.
-// - Pods gone from the cluster are dropped (their joules stay in the namespace). A pod that is
-//   still in the cluster but missing from this cycle's attribution (its exporter failed to
-//   answer) keeps its counter, unchanged; its idle run ends (unknown). A pod seen on another
-//   node is a new pod.
+// - Idle run: starts at the first cycle that finds the pod idle; idle_seconds = now − start. A
+//   cycle that finds the pod busy ends it. A cycle that cannot tell (its idleness unknown, or the
+//   pod missing from the attribution because its exporter did not answer) is *unknown*: it
+//   neither extends nor ends the run. The next idle observation continues the run when it comes
+//   within max_gap_seconds of the previous idle observation (and the clock did not go back);
+//   after a longer gap nobody watched the pod meanwhile, and the run starts again.
+// - Energy: pod joules += (P_last + P_now) / 2 × Δt (trapezoid), where P_last is the pod's last
+//   known power and Δt the time since it was measured, when 0 < Δt ≤ max_gap_seconds; otherwise
+//   the interval adds nothing (power during a long gap is unknown, and no joules are invented).
+//   An unknown cycle keeps the last known power, so a blip costs no energy. A pod's counter
+//   starts at 0 the first cycle its power is known. Namespace joules = Σ of what its pods
+//   accrued, including pods that left, so it never goes down; it is forgotten after
+//   namespace_retention_seconds without a pod holding a counter.
+// - Identity: namespace, name, UID and node. Pods gone from the cluster are dropped (their
+//   joules stay in the namespace); a pod still in the cluster but missing from this cycle's
+//   attribution keeps its record unchanged. A pod recreated under the same name (another UID)
+//   or seen on another node is a new pod.
+// Only successful cycles are recorded: a failed cycle changes nothing here.
 #pragma once
 
+#include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -54,14 +59,18 @@ struct LedgerView {
   std::vector<NamespaceLedger> namespaces;  // sorted by name
 };
 
+// The pods that exist in the cluster now, with their UIDs (empty when unknown).
+using PodUids = std::map<kube::PodId, std::string>;
+
 class Ledger {
  public:
   explicit Ledger(LedgerParams params = {}, LedgerState initial = {});
 
   // Records one successful cycle at `now_unix` (wall-clock seconds, so it survives restarts).
-  // `in_cluster`: the pods that exist in the cluster now; null means exactly the attributed ones.
+  // `in_cluster`: the pods that exist in the cluster now and their UIDs; null means exactly the
+  // attributed ones, UIDs unknown.
   LedgerView Record(const attribution::Attribution& attribution, double now_unix,
-                    const std::set<kube::PodId>* in_cluster = nullptr);
+                    const PodUids* in_cluster = nullptr);
 
   const LedgerState& state() const { return state_; }
   const LedgerParams& params() const { return params_; }

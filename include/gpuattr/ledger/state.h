@@ -1,5 +1,6 @@
 // What one cluster's ledger carries from cycle to cycle (and across restarts, in the state
-// file): idle run starts, energy counters and the time of the last successful cycle. Plain data.
+// file): idle run starts, energy counters, the last known power of every pod and when each was
+// last observed, and the time of the last successful cycle. Plain data.
 #pragma once
 
 #include <map>
@@ -10,11 +11,16 @@
 
 namespace gpuattr::ledger {
 
+// One pod's record. A pod is its namespace and name (the map key), its UID and its node: another
+// UID or another node under the same name is another pod, whose record starts fresh.
 struct PodRecord {
+  std::string uid;                         // metadata.uid; empty when unknown (older files)
   std::string node;                        // a pod seen on another node is a new pod
   std::optional<double> idle_since_unix;   // start of the current unbroken idle run
+  std::optional<double> last_idle_unix;    // the last cycle that found it idle (gap rule)
   std::optional<double> joules;            // energy counter; absent until its power was known
-  std::optional<double> last_power_watts;  // power at the last cycle (trapezoid's left end)
+  std::optional<double> last_power_watts;  // the last known power (trapezoid's left end)
+  std::optional<double> last_power_unix;   // when last_power_watts was measured
   bool operator==(const PodRecord&) const = default;
 };
 

@@ -3,12 +3,15 @@
 //   {"format": "gpuattr-state", "version": 1,
 //    "clusters": {"kind-gpu": {"last_cycle_unix": 1764474000.5,
 //                              "pods": [{"namespace": "ml", "pod": "trainer-0", "node": "gpu-1",
-//                                        "idle_since_unix": 1764470000, "joules": 5400.5,
-//                                        "last_power_watts": 250.0}],
+//                                        "uid": "6f1c…", "idle_since_unix": 1764470000,
+//                                        "last_idle_unix": 1764474000.5, "joules": 5400.5,
+//                                        "last_power_watts": 250.0,
+//                                        "last_power_unix": 1764474000.5}],
 //                              "namespaces": [{"namespace": "ml", "joules": 9000.25,
 //                                              "last_seen_unix": 1764474000.5}]}}}
 //
-// Optional fields are left out when unknown.
+// Optional fields are left out when unknown. Files written before uid, last_idle_unix and
+// last_power_unix existed are read as they were meant: those times are the last cycle's.
 #pragma once
 
 #include <map>

@@ -2,8 +2,12 @@
 // the sessions of all clusters (thread-safe). Read once at start; each successful cycle of a
 // cluster replaces its section and rewrites the file atomically (atomic_file.h).
 //
-// Never fatal: a missing file is a fresh start; a corrupt, truncated or foreign file is moved
-// aside to "<path>.bad-<UTC time>" with one warning naming both files, then a fresh start; a
+// One process per file: OpenExclusive takes an exclusive flock on "<path>.lock" (a separate file,
+// since the state file itself is replaced by rename) before reading, and holds it until the
+// StateFile is destroyed.
+//
+// Never fatal once locked: a missing file is a fresh start; a corrupt, truncated or foreign file is
+// moved aside to "<path>.bad-<UTC time>" with one warning naming both files, then a fresh start; a
 // file that cannot be written is one warning naming the path (and one info line when writing
 // works again), not one per cycle.
 #pragma once
@@ -22,6 +26,13 @@ class StateFile {
   // Reads `path`. `writable` false (--once) never changes the disk: Save only keeps the state in
   // memory, and a bad file is ignored with a warning instead of being moved aside.
   static std::shared_ptr<StateFile> Open(std::string path, bool writable);
+  // Writable, after taking the lock on "<path>.lock" (creating it, and its directory, if needed)
+  // without waiting. Another process (or StateFile) holding it is an error naming the state file
+  // and the holder's pid (kInvalidArgument: two daemons must not share a file). A lock file that
+  // cannot be created (read-only directory) is only a warning: the state file cannot be written
+  // there either, which Save reports.
+  static Result<std::shared_ptr<StateFile>> OpenExclusive(std::string path);
+  ~StateFile();
 
   // The section saved for `cluster`, or an empty state.
   LedgerState Load(const std::string& cluster) const;
@@ -37,12 +48,14 @@ class StateFile {
  private:
   StateFile(std::string path, bool writable) : path_(std::move(path)), writable_(writable) {}
   void Read();
+  Status Lock();
 
   const std::string path_;
   const bool writable_;
   mutable std::mutex mu_;
   StateFileContents contents_;
   bool write_failing_ = false;
+  int lock_fd_ = -1;
 };
 
 }  // namespace gpuattr::ledger

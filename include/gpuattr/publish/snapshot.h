@@ -38,7 +38,9 @@ struct CycleOutput {
 
 // One cycle of one cluster, as its session reports it.
 struct CycleResult {
-  bool up = false;                  // the apiserver answered and the cycle read what it needed
+  // The object cache was in sync (every kind listed, its watch connected within 2 intervals) and
+  // the apiserver answered this cycle's requests; only such a cycle publishes its output.
+  bool up = false;
   std::vector<std::string> errors;  // human-readable, each naming the object/permission at fault
   // Optional parts left out, not errors (no log per cycle, cluster stays up): e.g. a 403 on a DRA
   // kind, naming the verb, resource and ClusterRole.
@@ -46,7 +48,8 @@ struct CycleResult {
   RequestCounts apiserver_requests;  // cumulative since the session started
   // What discovery found and probed; null when the cycle did not get as far as discovery.
   std::shared_ptr<const discovery::DiscoveryReport> discovery;
-  // Null when the cycle failed.
+  // Null when the cycle failed. In a ClusterSnapshot: the last good cycle's, kept while later
+  // cycles fail, for up to stale_after after last_success_unix_seconds (app/run.h).
   std::shared_ptr<const CycleOutput> output;
 };
 
@@ -64,7 +67,8 @@ struct ClusterSnapshot {
 };
 
 struct Snapshot {
-  // False only for the placeholder published before the first cycle ends (/readyz says 503).
+  // False until every cluster finished its first cycle, good or failed (/readyz says 503); true
+  // from then on, while its last good data (or only gpuattr's own series) are served.
   bool complete = false;
   double generated_unix_seconds = 0;
   std::vector<ClusterSnapshot> clusters;
