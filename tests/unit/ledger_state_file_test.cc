@@ -83,7 +83,8 @@ LedgerState SampleState() {
   s.last_cycle_unix = 1764474000.125;
   s.pods[{"ml", "trainer-0"}] = PodRecord{"gpu-1", 1764470000.5, 5400.25, 250.0};
   s.pods[{"ml", "notebook"}] = PodRecord{"gpu-2", std::nullopt, std::nullopt, std::nullopt};
-  s.namespaces["ml"] = NamespaceRecord{9000.75, 1764474000.125};
+  s.namespaces["ml"] =
+      NamespaceRecord{9000.75, 1764474000.125, {{1764470400.5, 8000.5}, {1764474000.125, 9000.75}}};
   s.namespaces["gone"] = NamespaceRecord{12.5, 1764400000};
   return s;
 }
@@ -118,6 +119,15 @@ TEST(StateCodec, RoundTripsEveryField) {
   EXPECT_EQ(*back, c);
 }
 
+TEST(StateCodec, ReadsAFileWithoutEnergyMarks) {
+  // Files written before namespaces kept energy marks: the counters load, the marks start empty.
+  auto back = DecodeStateFile(
+      "{\"format\": \"gpuattr-state\", \"version\": 1, \"clusters\": {\"c\": {\"namespaces\": "
+      "[{\"namespace\": \"ml\", \"joules\": 7.5, \"last_seen_unix\": 100}]}}}");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->at("c").namespaces.at("ml"), (NamespaceRecord{7.5, 100, {}}));
+}
+
 TEST(StateCodec, RejectsTruncatedForeignAndNewerFiles) {
   const std::string good = EncodeStateFile({{"c", SampleState()}});
   for (const std::string& bad :
@@ -126,7 +136,10 @@ TEST(StateCodec, RejectsTruncatedForeignAndNewerFiles) {
         std::string("{\"format\": \"gpuattr-state\", \"version\": 1, \"clusters\": {\"c\": "
                     "{\"pods\": [{\"namespace\": \"a\"}]}}}"),
         std::string("{\"format\": \"gpuattr-state\", \"version\": 1, \"clusters\": {\"c\": "
-                    "{\"last_cycle_unix\": \"yesterday\"}}}")}) {
+                    "{\"last_cycle_unix\": \"yesterday\"}}}"),
+        std::string("{\"format\": \"gpuattr-state\", \"version\": 1, \"clusters\": {\"c\": "
+                    "{\"namespaces\": [{\"namespace\": \"a\", \"joules\": 1, \"marks\": "
+                    "[{\"unix\": 5}]}]}}}")}) {
     SCOPED_TRACE(bad);
     EXPECT_FALSE(DecodeStateFile(bad).ok());
   }

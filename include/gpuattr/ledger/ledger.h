@@ -12,6 +12,11 @@
 //   unknown, and no joules are invented). A pod's counter starts at 0 the first cycle its power is
 //   known. Namespace joules = Σ of what its pods accrued, including pods that left, so it never
 //   goes down; it is forgotten after namespace_retention_seconds without a pod holding a counter.
+// - Energy over the last 24 h: every namespace keeps a mark (time, counter) per hour, back to just
+//   before 24 h ago. energy_24h = counter now − the counter 24 h ago, interpolated between the two
+//   marks around it; with less history, counter now − the oldest mark, over a shorter window
+//   (energy_window_seconds says how long). Marks newer than now (a clock that went backwards) are
+//   dropped.
 // - Pods gone from the cluster are dropped (their joules stay in the namespace). A pod that is
 //   still in the cluster but missing from this cycle's attribution (its exporter failed to
 //   answer) keeps its counter, unchanged; its idle run ends (unknown). A pod seen on another
@@ -31,6 +36,7 @@ namespace gpuattr::ledger {
 struct LedgerParams {
   double max_gap_seconds = 300;                    // longer gaps integrate nothing
   double namespace_retention_seconds = 7 * 86400;  // drop counters of namespaces gone this long
+  double energy_mark_seconds = 3600;               // one energy mark per namespace this often
 };
 
 struct PodLedger {
@@ -44,6 +50,8 @@ struct PodLedger {
 struct NamespaceLedger {
   std::string name;
   double energy_joules = 0;
+  double energy_24h_joules = 0;      // over the last energy_window_seconds (≤ 24 h)
+  double energy_window_seconds = 0;  // 86400, or less while the ledger is younger than that
 };
 
 // What to publish for one cluster after a successful cycle.
