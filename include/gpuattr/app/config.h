@@ -69,6 +69,11 @@ struct DiscoveryConfig {
   bool operator==(const DiscoveryConfig&) const = default;
 };
 
+// What --once prints (--output): the exposition, or the status page's view as a terminal table,
+// a JSON snapshot or a Markdown incident report (publish/outputs.h).
+enum class OutputFormat { kPrometheus, kTable, kJson, kMarkdown };
+Result<OutputFormat> ParseOutputFormat(std::string_view text);  // "prometheus", "table", ...
+
 struct Config {
   std::string config_file;              // where the file settings came from ("" when none)
   std::string kubeconfig;               // "" → $KUBECONFIG, then ~/.kube/config
@@ -82,6 +87,7 @@ struct Config {
   IdleConfig idle;
   DiscoveryConfig discovery;
   bool once = false;
+  OutputFormat output = OutputFormat::kPrometheus;  // --once only
   bool operator==(const Config&) const = default;
 };
 
