@@ -56,7 +56,7 @@ table.c tr{display:grid;grid-template-columns:1fr 1fr;column-gap:14px;border:1px
 table.c td{border:0;padding:1px 0;display:flex;justify-content:space-between;gap:8px;text-align:right;min-width:0}
 table.c td::before{content:attr(data-label);color:var(--muted);font-size:12px;text-align:left;flex:none}
 table.c td:first-child{grid-column:1/-1;font-weight:600;text-align:left}table.c td:first-child::before{content:none}
-table.c td.n{white-space:normal}table.c td.wide{grid-column:1/-1}
+table.c td.n{white-space:normal}table.c td.wide{grid-column:1/-1}table.c td:empty{display:none}
 tr.slice{margin-left:14px!important}tr.slice td:first-child{padding-left:10px}
 }
 </style>)";
@@ -144,7 +144,7 @@ class Table {
         rows_ += " class=\"wide\"";
       if (!c.key.empty()) rows_ += " data-k=\"" + c.key + "\"";
       if (c.value) rows_ += " data-v=\"" + Num(*c.value) + "\"";
-      rows_ += "><span>" + c.html + "</span></td>";
+      rows_ += c.html.empty() ? "></td>" : "><span>" + c.html + "</span></td>";
     }
     rows_ += "</tr>\n";
     ++count_;
