@@ -12,7 +12,8 @@ namespace gpuattr::publish {
 namespace {
 
 // Free text: Markdown punctuation backslash-escaped, HTML brackets as entities, one line.
-std::string Md(std::string_view s) {
+std::string Md(std::string_view text) {
+  const std::string s = PrintableText(text);
   std::string out;
   for (char c : s) {
     switch (c) {
@@ -45,7 +46,8 @@ std::string Md(std::string_view s) {
 }
 
 // A name as a code span (Kubernetes names hold neither backticks nor pipes; be safe anyway).
-std::string Code(std::string_view s) {
+std::string Code(std::string_view text) {
+  const std::string s = PrintableText(text);
   std::string out = "`";
   for (char c : s) {
     if (c == '`')

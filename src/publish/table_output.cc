@@ -78,6 +78,7 @@ class TextTable {
   explicit TextTable(std::vector<Col> cols) : cols_(std::move(cols)) {}
   void Row(std::vector<TextCell> cells) {
     cells.resize(cols_.size());
+    for (TextCell& c : cells) c.text = PrintableText(c.text);  // no terminal sequence gets out
     rows_.push_back(std::move(cells));
   }
   bool empty() const { return rows_.empty(); }

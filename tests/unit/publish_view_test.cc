@@ -357,6 +357,21 @@ TEST(TableOutput, SameSectionsAsThePageAligned) {
   EXPECT_THAT(t, HasSubstr("n1/1 (NVIDIA A100-SXM4-80GB), 2 MIG slices  critical"));
 }
 
+TEST(TableOutput, NoTerminalSequenceFromTheClusterGetsThrough) {
+  Snapshot s = OneCluster();
+  CycleOutput& out = gpuattr::testing::MutableOutput(s.clusters[0]);
+  out.attribution.cards[0].model = "A100\x1b]0;owned\x07\x1b[2J";
+  out.allocation.pending[0].hint.message = "wait\xc2\x9b" "31mred";
+  const StatusView v = BuildStatusView(s, kNow, {});
+  for (const std::string& text : {RenderTable(v), RenderMarkdown(v)}) {
+    EXPECT_THAT(text, Not(HasSubstr("\x1b"))) << text;
+    EXPECT_THAT(text, Not(HasSubstr("\x07")));
+    EXPECT_THAT(text, Not(HasSubstr("\xc2\x9b")));
+  }
+  EXPECT_THAT(RenderTable(v), HasSubstr("A100?]0;owned??[2J"));
+  EXPECT_EQ(PrintableText("a\tb\x7f\xc3\xa9"), "a?b?\xc3\xa9");  // é stays
+}
+
 TEST(TableOutput, ColourOnlyWhenAskedAndWidthCutsFreeText) {
   const StatusView v = BuildStatusView(OneCluster(), kNow, {});
   EXPECT_THAT(RenderTable(v, {0, true}), HasSubstr("\x1b[31;1mcritical\x1b[0m"));

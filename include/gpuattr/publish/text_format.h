@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "gpuattr/allocation/types.h"
 
@@ -26,6 +27,10 @@ template <typename F>
 std::string Known(const std::optional<double>& v, F format) {
   return v ? format(*v) : std::string(kUnknownText);
 }
+
+// `text` with control characters (C0, DEL and C1, e.g. an ESC starting a terminal sequence in a
+// label of an exporter's body) replaced by "?", for text outputs.
+std::string PrintableText(std::string_view text);
 
 // "1 pod", "3 pods".
 std::string Plural(size_t n, const char* one, const char* many);
