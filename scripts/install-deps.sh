@@ -7,12 +7,13 @@ packages=(
   build-essential cmake ninja-build pkg-config ccache clang libclang-rt-14-dev
   prometheus-cpp-dev libcpp-httplib-dev nlohmann-json3-dev libyaml-cpp-dev
   libboost-program-options-dev libgtest-dev libgmock-dev libbenchmark-dev libssl-dev zlib1g-dev
-  openssl curl prometheus prometheus-alertmanager python3-yaml
+  openssl curl prometheus prometheus-alertmanager python3-yaml chromium
 )
-# python3-yaml: scripts/gen-prometheusrule.py and its test. kubectl is not installed here: Debian 12
-# has no kubectl package, and its kubernetes-client (kubectl 1.20, kustomize v2.0.3) cannot build
-# config/kubernetes (no folders in `resources`, no `patches`, no components). The tests that need
-# kubectl >= 1.21 skip without it.
+# python3-yaml: scripts/gen-prometheusrule.py and its test. chromium: the status page's browser
+# test (headless screenshots and layout, tests/e2e/status_page_browser_test.cc). kubectl is not
+# installed here: Debian 12 has no kubectl package, and its kubernetes-client (kubectl 1.20,
+# kustomize v2.0.3) cannot build config/kubernetes (no folders in `resources`, no `patches`, no
+# components). The tests that need kubectl >= 1.21 skip without it.
 
 missing=()
 for p in "${packages[@]}"; do

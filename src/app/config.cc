@@ -150,9 +150,10 @@ class FileLoader {
   }
 
   Status LoadRoot(const YAML::Node& root) {
-    if (Status s = CheckMap(root, "",
-                            {"kubeconfig", "clusters", "cluster_name", "interval", "stale_after",
-                             "web", "targets", "log", "state_file", "scrape", "idle", "discovery"});
+    if (Status s =
+            CheckMap(root, "",
+                     {"kubeconfig", "clusters", "cluster_name", "interval", "stale_after", "web",
+                      "targets", "log", "state_file", "output", "scrape", "idle", "discovery"});
         !s)
       return s;
     if (root.IsNull()) return Status::Ok();
@@ -177,6 +178,7 @@ class FileLoader {
       if (Status s = Field(logn, "log", "level", cfg_.log_level, ParseLogLevel); !s) return s;
     }
     if (Status s = StringField(root, "", "state_file", cfg_.state_file); !s) return s;
+    if (Status s = Field(root, "", "output", cfg_.output, ParseOutputFormat); !s) return s;
     if (Status s = LoadScrape(root["scrape"]); !s) return s;
     if (Status s = LoadIdle(root["idle"]); !s) return s;
     return LoadDiscovery(root["discovery"]);
@@ -402,6 +404,15 @@ Status ApplyFlags(const CommandLine& f, Config& cfg) {
   }
   if (Status s = ApplyShardFlags(f, cfg.shard); !s) return s;
   cfg.once = f.once;
+  if (f.output) {
+    auto o = ParseOutputFormat(*f.output);
+    if (!o.ok()) return bad("output", o.error());
+    if (!f.once)
+      return Invalid(
+          "--output: applies to --once only (the server offers /metrics, "
+          "/snapshot.json and /snapshot.md)");
+    cfg.output = *o;
+  }
   return Status::Ok();
 }
 
@@ -425,6 +436,18 @@ bool IsDnsLabelish(std::string_view s) {
 }
 
 }  // namespace
+
+Result<OutputFormat> ParseOutputFormat(std::string_view text) {
+  static constexpr std::pair<std::string_view, OutputFormat> kFormats[] = {
+      {"prometheus", OutputFormat::kPrometheus},
+      {"table", OutputFormat::kTable},
+      {"json", OutputFormat::kJson},
+      {"markdown", OutputFormat::kMarkdown}};
+  for (const auto& [name, format] : kFormats)
+    if (Trim(text) == name) return format;
+  return Invalid("unknown output format " + Quote(text) +
+                 " (use prometheus, table, json or markdown)");
+}
 
 Result<TargetPin> ParseTargetPin(std::string_view text) {
   auto bad = [&](std::string_view why) {

@@ -18,6 +18,7 @@ Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
       ("interval", po::value<std::string>())                           //
       ("target", po::value<std::vector<std::string>>()->composing())   //
       ("once", po::bool_switch(&cl.once))                              //
+      ("output", po::value<std::string>())                             //
       ("log.level", po::value<std::string>())                          //
       ("state.file", po::value<std::string>())                         //
       ("cluster.name", po::value<std::string>())                       //
@@ -44,6 +45,7 @@ Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
   cl.config_file = opt("config.file");
   cl.listen_address = opt("web.listen-address");
   cl.interval = opt("interval");
+  cl.output = opt("output");
   cl.log_level = opt("log.level");
   cl.state_file = opt("state.file");
   cl.cluster_name = opt("cluster.name");
@@ -100,6 +102,11 @@ Flags (a flag overrides the same setting in the config file):
                              Example: --target gpu-operator/nvidia-dcgm-exporter:9400
                                       --target monitoring/svc/prometheus-k8s:9090
   --once                     run one cycle, print the exposition on stdout and exit (no server).
+  --output FORMAT            what --once prints: prometheus (the exposition), table (the status
+                             page's sections for a terminal; NO_COLOR and COLUMNS respected),
+                             json (one snapshot object, docs/snapshot.md) or markdown (an
+                             incident report for a ticket). Only with --once.
+                             Default: prometheus.   Example: --once --output table
   --log.level LEVEL          debug, info, warn or error. Logs are logfmt on stderr.
                              Default: info.   Example: --log.level debug
   --state.file PATH          where idle runs and energy counters survive restarts (JSON,
@@ -127,7 +134,8 @@ Flags (a flag overrides the same setting in the config file):
   -h, --help                 print this help and exit.
 
 Endpoints: /metrics (Prometheus text format, gzip when asked), /healthz, /readyz (200 after the
-first cycle), / (status page: clusters, exporters, probes, errors).
+first cycle), / (status page: whose GPUs, idle holders, top pods, devices, health, pending pods,
+exporters and probes), /snapshot.json and /snapshot.md (the same as --output json|markdown).
 
 Exit codes:
   0  success (--help, --version, --once with at least one cluster answering, clean shutdown)

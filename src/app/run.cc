@@ -1,10 +1,15 @@
 #include "gpuattr/app/run.h"
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <ostream>
 #include <sstream>
 #include <thread>
@@ -12,6 +17,7 @@
 #include "gpuattr/app/memory.h"
 #include "gpuattr/app/shutdown.h"
 #include "gpuattr/publish/families.h"
+#include "gpuattr/publish/outputs.h"
 #include "gpuattr/util/log.h"
 #include "gpuattr/util/strings.h"
 
@@ -21,6 +27,44 @@ namespace {
 int ExitCodeFor(const Error& e) {
   return e.code == ErrorCode::kInvalidArgument || e.code == ErrorCode::kNotFound ? kExitUsage
                                                                                  : kExitFailure;
+}
+
+// The terminal behind `out`, for --output table: COLUMNS wins (as for ls), then the width of
+// stdout when `out` is it and it is a terminal; no limit otherwise. Colour only on a terminal,
+// never with NO_COLOR set (no-color.org) or TERM=dumb.
+publish::TableOptions TerminalFor(const std::ostream& out) {
+  publish::TableOptions o;
+  const bool tty = &out == &std::cout && isatty(STDOUT_FILENO) == 1;
+  if (const char* cols = std::getenv("COLUMNS"); cols && *cols) {
+    char* end = nullptr;
+    long n = std::strtol(cols, &end, 10);
+    if (end && *end == '\0' && n > 0 && n < 10000) o.width = static_cast<size_t>(n);
+  }
+  if (o.width == 0 && tty) {
+    winsize ws{};
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) o.width = ws.ws_col;
+  }
+  const char* no_color = std::getenv("NO_COLOR");
+  const char* term = std::getenv("TERM");
+  o.color = tty && !(no_color && *no_color) && !(term && std::string_view(term) == "dumb");
+  return o;
+}
+
+// What --once prints.
+std::string RenderOnce(const Config& config, const publish::Snapshot& snap, std::ostream& out) {
+  if (config.output == OutputFormat::kPrometheus) return publish::RenderText(snap);
+  publish::StatusView view = publish::BuildStatusView(snap, snap.generated_unix_seconds, {});
+  switch (config.output) {
+    case OutputFormat::kTable:
+      return publish::RenderTable(view, TerminalFor(out));
+    case OutputFormat::kJson:
+      return publish::RenderSnapshotJson(view);
+    case OutputFormat::kMarkdown:
+      return publish::RenderMarkdown(view);
+    case OutputFormat::kPrometheus:
+      break;
+  }
+  return publish::RenderText(snap);
 }
 
 }  // namespace
@@ -247,8 +291,12 @@ int Run(const Config& config, const SessionFactory& factory, std::ostream& out, 
 
   if (config.once) {
     auto snap = loop.RunOnce();
-    // The bytes /metrics serves: the exposition rendered when the snapshot was published.
-    for (std::string_view piece : store->GetExposition()->text.pieces()) out << piece;
+    if (config.output == OutputFormat::kPrometheus) {
+      // The bytes /metrics serves: the exposition rendered when the snapshot was published.
+      for (std::string_view piece : store->GetExposition()->text.pieces()) out << piece;
+    } else {
+      out << RenderOnce(config, *snap, out);
+    }
     out.flush();
     bool any_up = false;
     for (const auto& c : snap->clusters) any_up |= c.latest.up;
@@ -276,6 +324,7 @@ int Run(const Config& config, const SessionFactory& factory, std::ostream& out, 
   so.tls_cert_file = config.web.tls_cert_file;
   so.tls_key_file = config.web.tls_key_file;
   so.users = std::move(*users);
+  so.page_refresh_seconds = std::chrono::duration<double>(config.interval).count();
   auto server = publish::MetricsServer::Start(so, store);
   if (!server.ok()) {
     err << "gpuattr: " << server.error().message << "\n";

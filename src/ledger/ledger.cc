@@ -24,6 +24,32 @@ bool SamePod(const PodRecord& old, const std::string& node, const std::string& u
   return old.node == node && (old.uid.empty() || uid.empty() || old.uid == uid);
 }
 
+constexpr double kDay = 86400;
+
+// One mark per `every` seconds, back to the last one at or before 24 h ago (the left end of the
+// interpolation); marks from the future (the clock went backwards) are dropped.
+void UpdateMarks(NamespaceRecord& ns, double now, double every) {
+  std::vector<EnergyMark>& m = ns.marks;
+  while (!m.empty() && m.back().unix > now) m.pop_back();
+  if (m.empty() || now - m.back().unix >= every) m.push_back({now, ns.joules});
+  while (m.size() >= 2 && m[1].unix <= now - kDay) m.erase(m.begin());
+}
+
+// The counter now minus the counter 24 h ago (interpolated between the marks around it), or minus
+// the oldest mark when the history is shorter. `m` is not empty (UpdateMarks ran).
+void Energy24h(const NamespaceRecord& ns, double now, NamespaceLedger& out) {
+  const std::vector<EnergyMark>& m = ns.marks;
+  const double from = now - kDay;
+  double base = m.front().joules;
+  out.energy_window_seconds = now - m.front().unix;
+  if (m.size() >= 2 && m[0].unix <= from && m[1].unix > m[0].unix) {
+    const double f = (from - m[0].unix) / (m[1].unix - m[0].unix);
+    base = m[0].joules + (m[1].joules - m[0].joules) * f;
+    out.energy_window_seconds = kDay;
+  }
+  out.energy_24h_joules = std::max(0.0, ns.joules - base);
+}
+
 }  // namespace
 
 Ledger::Ledger(LedgerParams params, LedgerState initial)
@@ -116,7 +142,12 @@ LedgerView Ledger::Record(const attribution::Attribution& a, double now,
     else
       ++it;
   }
-  for (const auto& [name, ns] : state_.namespaces) view.namespaces.push_back({name, ns.joules});
+  for (auto& [name, ns] : state_.namespaces) {
+    UpdateMarks(ns, now, params_.energy_mark_seconds);
+    NamespaceLedger out{name, ns.joules};
+    Energy24h(ns, now, out);
+    view.namespaces.push_back(std::move(out));
+  }
   state_.last_cycle_unix = now;
   return view;
 }

@@ -74,6 +74,12 @@ LedgerState DecodeCluster(const json& j, const std::string& where) {
     NamespaceRecord r;
     r.joules = GetNumber(n, "joules", at);
     r.last_seen_unix = GetOptional(n, "last_seen_unix", at).value_or(0);
+    const json& marks = GetArray(n, "marks", at);  // absent in files of older versions
+    for (size_t k = 0; k < marks.size(); ++k) {
+      const std::string mk = at + ".marks[" + std::to_string(k) + "]";
+      if (!marks[k].is_object()) throw std::runtime_error(mk + " is not an object");
+      r.marks.push_back({GetNumber(marks[k], "unix", mk), GetNumber(marks[k], "joules", mk)});
+    }
     s.namespaces[GetString(n, "namespace", at)] = r;
   }
   return s;
@@ -99,9 +105,16 @@ std::string EncodeStateFile(const StateFileContents& contents) {
     }
     c["pods"] = std::move(pods);
     json namespaces = json::array();
-    for (const auto& [name, r] : s.namespaces)
-      namespaces.push_back(
-          {{"namespace", name}, {"joules", r.joules}, {"last_seen_unix", r.last_seen_unix}});
+    for (const auto& [name, r] : s.namespaces) {
+      json n = {{"namespace", name}, {"joules", r.joules}, {"last_seen_unix", r.last_seen_unix}};
+      if (!r.marks.empty()) {
+        json marks = json::array();
+        for (const EnergyMark& m : r.marks)
+          marks.push_back({{"unix", m.unix}, {"joules", m.joules}});
+        n["marks"] = std::move(marks);
+      }
+      namespaces.push_back(std::move(n));
+    }
     c["namespaces"] = std::move(namespaces);
     clusters[cluster] = std::move(c);
   }

@@ -2,7 +2,6 @@
 #include "gpuattr/publish/health.h"
 
 #include "gpuattr/publish/attribution_labels.h"
-#include "gpuattr/publish/status_page.h"
 
 namespace gpuattr::publish {
 namespace {
@@ -57,36 +56,6 @@ void WriteHealth(const attribution::Attribution& a, FamilyWriter& w) {
       w.Add(kNodeHealth,
             Labels{{"cluster", a.cluster}, {"node", n.node}, {"state", health::StateName(state)}},
             n.state == state ? 1 : 0);
-}
-
-std::string RenderHealthSection(const Snapshot& s) {
-  std::string rows;
-  for (const ClusterSnapshot& c : s.clusters) {
-    if (!c.latest.output) continue;
-    const attribution::Attribution& a = c.latest.output->attribution;
-    for (const health::NodeHealth& n : a.node_health) {
-      if (n.state != health::State::kCritical && n.state != health::State::kWarning) continue;
-      rows += "<tr><td>" + HtmlEscape(c.cluster) + "</td><td>node " + HtmlEscape(n.node) +
-              "</td><td>" + std::string(health::StateName(n.state)) + "</td><td>";
-      for (const std::string& r : n.reasons) rows += HtmlEscape(r) + "<br>";
-      rows += "</td></tr>\n";
-    }
-    for (const attribution::Device& d : a.devices) {
-      if (d.health.issues.empty()) continue;
-      rows += "<tr><td>" + HtmlEscape(c.cluster) + "</td><td>" +
-              HtmlEscape(attribution::DeviceIdText(d.id)) + "</td><td>" +
-              std::string(health::StateName(d.health.state)) + "</td><td>";
-      for (const health::Issue& i : d.health.issues)
-        rows += std::string(health::SeverityName(i.severity)) + ": " + HtmlEscape(i.text) + "<br>";
-      rows += "</td></tr>\n";
-    }
-  }
-  std::string h = "<h2 id=\"health\">GPU health</h2>\n";
-  if (rows.empty())
-    return h +
-           "<p class=\"muted\">No device or node reports a warning or a critical problem.</p>\n";
-  return h + "<table><tr><th>cluster</th><th>node or device</th><th>state</th><th>why</th></tr>\n" +
-         rows + "</table>\n";
 }
 
 constinit const FamilyGroup kHealthGroup{"health", kFamilies, &Build};

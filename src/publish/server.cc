@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "gpuattr/publish/families.h"
+#include "gpuattr/publish/outputs.h"
 #include "gpuattr/publish/status_page.h"
 #include "gpuattr/util/log.h"
 
@@ -147,9 +148,21 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(
     }
   });
   Clock* clock = opt.clock ? opt.clock : &SystemClock();
-  srv.Get("/", [st, clock](const httplib::Request&, httplib::Response& res) {
-    res.set_content(RenderStatusPage(*st->Get(), UnixSeconds(clock->WallNow())),
+  ViewOptions view;
+  view.refresh_seconds = opt.page_refresh_seconds;
+  srv.Get("/", [st, clock, view](const httplib::Request&, httplib::Response& res) {
+    res.set_content(RenderStatusPage(*st->Get(), UnixSeconds(clock->WallNow()), view),
                     "text/html; charset=utf-8");
+  });
+  srv.Get("/snapshot.json", [st, clock, view](const httplib::Request&, httplib::Response& res) {
+    res.set_content(
+        RenderSnapshotJson(BuildStatusView(*st->Get(), UnixSeconds(clock->WallNow()), view)),
+        "application/json");
+  });
+  srv.Get("/snapshot.md", [st, clock, view](const httplib::Request&, httplib::Response& res) {
+    res.set_content(
+        RenderMarkdown(BuildStatusView(*st->Get(), UnixSeconds(clock->WallNow()), view)),
+        "text/markdown; charset=utf-8");
   });
   srv.set_error_handler([](const httplib::Request&, httplib::Response& res) {
     if (res.body.empty() && res.status == 404)

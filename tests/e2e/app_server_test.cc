@@ -112,8 +112,19 @@ TEST(AppServer, HealthReadinessStatusAndNotFound) {
   ASSERT_TRUE(page);
   EXPECT_EQ(page->status, 200);
   EXPECT_THAT(page->get_header_value("Content-Type"), StartsWith("text/html"));
-  EXPECT_THAT(page->body, Not(HasSubstr("<script>")));
+  EXPECT_THAT(page->body, Not(HasSubstr("<script>alert")));  // the page's own script only
   EXPECT_THAT(page->body, HasSubstr("&lt;script&gt;alert(1)&lt;/script&gt;"));
+  auto json = cli.Get("/snapshot.json");
+  ASSERT_TRUE(json);
+  EXPECT_EQ(json->status, 200);
+  EXPECT_EQ(json->get_header_value("Content-Type"), "application/json");
+  EXPECT_THAT(json->body, HasSubstr("\"schema_version\": 1"));
+  EXPECT_THAT(json->body, HasSubstr("\"complete\": false"));
+  auto md = cli.Get("/snapshot.md");
+  ASSERT_TRUE(md);
+  EXPECT_EQ(md->status, 200);
+  EXPECT_THAT(md->get_header_value("Content-Type"), StartsWith("text/markdown"));
+  EXPECT_THAT(md->body, HasSubstr("The first cycle has not finished yet."));
 
   // The loop publishes the first complete snapshot: ready from now on.
   auto done = std::make_shared<Snapshot>(*store->Get());

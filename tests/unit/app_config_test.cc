@@ -57,14 +57,30 @@ TEST(AppOptions, DefaultsWithoutFlagsOrFile) {
   EXPECT_EQ(c.cluster_name, "");
   EXPECT_EQ(c.shard.index, 0u);
   EXPECT_EQ(c.shard.total, 1u);
+  EXPECT_EQ(c.output, OutputFormat::kPrometheus);
 }
 
 TEST(AppOptions, EveryFlagIsRead) {
-  Config c = MustLoad(Flags({"--kubeconfig", "/k.yaml", "--context", "a", "--context=b",
-                             "--web.listen-address", "[::1]:9000", "--interval", "1m30s",
-                             "--target", "gpu-operator/nvidia-dcgm-exporter:9400", "--target",
-                             "monitoring/svc/prometheus-k8s:9090", "--once", "--log.level", "debug",
-                             "--state.file", "/tmp/s"}),
+  Config c = MustLoad(Flags({"--kubeconfig",
+                             "/k.yaml",
+                             "--context",
+                             "a",
+                             "--context=b",
+                             "--web.listen-address",
+                             "[::1]:9000",
+                             "--interval",
+                             "1m30s",
+                             "--target",
+                             "gpu-operator/nvidia-dcgm-exporter:9400",
+                             "--target",
+                             "monitoring/svc/prometheus-k8s:9090",
+                             "--once",
+                             "--output",
+                             "table",
+                             "--log.level",
+                             "debug",
+                             "--state.file",
+                             "/tmp/s"}),
                       "");
   EXPECT_EQ(c.kubeconfig, "/k.yaml");
   ASSERT_EQ(c.clusters.size(), 2u);
@@ -81,6 +97,7 @@ TEST(AppOptions, EveryFlagIsRead) {
   EXPECT_EQ(c.targets[1].name, "prometheus-k8s");
   EXPECT_EQ(c.targets[1].port, 9090);
   EXPECT_TRUE(c.once);
+  EXPECT_EQ(c.output, OutputFormat::kTable);
   EXPECT_EQ(c.log_level, log::Level::kDebug);
   EXPECT_EQ(c.state_file, "/tmp/s");
 }
@@ -122,14 +139,33 @@ TEST(AppOptions, BadFlagValuesNameTheFlag) {
   EXPECT_THAT(err({"--target", "ns/pod:99999"}), StartsWith("--target: "));
   EXPECT_THAT(err({"--web.listen-address", "9787"}), StartsWith("--web.listen-address: "));
   EXPECT_THAT(err({"--context", "a", "--context", "a"}), HasSubstr("\"a\" is used twice"));
+  EXPECT_THAT(err({"--once", "--output", "yaml"}),
+              StartsWith("--output: unknown output format \"yaml\" (use prometheus, table, json "
+                         "or markdown)"));
+  EXPECT_THAT(err({"--output", "json"}), StartsWith("--output: applies to --once only"));
+}
+
+TEST(AppOptions, EveryOutputFormatIsKnown) {
+  for (auto [name, format] : {std::pair{"prometheus", OutputFormat::kPrometheus},
+                              {"table", OutputFormat::kTable},
+                              {"json", OutputFormat::kJson},
+                              {"markdown", OutputFormat::kMarkdown}}) {
+    Config c = MustLoad(Flags({"--once", "--output", name}), "");
+    EXPECT_EQ(c.output, format) << name;
+  }
+  // The file's `output` is for --once; the flag wins over it.
+  EXPECT_EQ(MustLoad(Flags({"--once"}), "output: markdown\n").output, OutputFormat::kMarkdown);
+  EXPECT_EQ(MustLoad(Flags({"--once", "--output", "json"}), "output: markdown\n").output,
+            OutputFormat::kJson);
+  EXPECT_THAT(LoadError("output: html\n"), HasSubstr("output: unknown output format \"html\""));
 }
 
 TEST(AppOptions, HelpTextTeaches) {
   std::string h = HelpText();
   for (const char* flag :
        {"--kubeconfig", "--context", "--config.file", "--web.listen-address", "--interval",
-        "--target", "--once", "--log.level", "--state.file", "--cluster.name", "--shard",
-        "--total-shards", "--pod", "--version", "--help"})
+        "--target", "--once", "--output", "--log.level", "--state.file", "--cluster.name",
+        "--shard", "--total-shards", "--pod", "--version", "--help"})
     EXPECT_THAT(h, HasSubstr(flag));
   EXPECT_THAT(h, HasSubstr("127.0.0.1:9787"));
   EXPECT_THAT(h, HasSubstr("20s"));

@@ -524,7 +524,7 @@ TEST(HealthStatusPage, ListsProblemDevicesWithTheirIssueText) {
   MutableOutput(c).attribution = RichAttribution(c.cluster);
   s.clusters.push_back(c);
   std::string page = publish::RenderStatusPage(s, 1764460800);
-  EXPECT_NE(page.find("<h2 id=\"health\">GPU health</h2>"), std::string::npos);
+  EXPECT_NE(page.find("<section id=\"health\"><h2>GPU health</h2>"), std::string::npos);
   EXPECT_NE(page.find("n1/0"), std::string::npos);
   EXPECT_NE(page.find("warning: last XID 31: GPU memory page fault"), std::string::npos);
   EXPECT_NE(page.find("prod&lt;eu&gt;"), std::string::npos);
@@ -544,8 +544,9 @@ TEST(HealthStatusPage, ListsProblemDevicesWithTheirIssueText) {
   EXPECT_EQ(a.devices[0].health.issues[0].detail.find('4'), std::string::npos);
 
   MutableOutput(s.clusters[0]).attribution = {};
-  std::string quiet = publish::RenderHealthSection(s);
-  EXPECT_NE(quiet.find("No device or node reports"), std::string::npos);
+  std::string quiet = publish::RenderStatusPage(s, 1764460800);
+  EXPECT_NE(quiet.find("No GPU or node reports a warning or a critical problem."),
+            std::string::npos);
 }
 
 }  // namespace

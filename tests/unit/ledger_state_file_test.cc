@@ -91,7 +91,8 @@ LedgerState SampleState() {
   PodRecord notebook;  // only a node: nothing else is known
   notebook.node = "gpu-2";
   s.pods[{"ml", "notebook"}] = notebook;
-  s.namespaces["ml"] = NamespaceRecord{9000.75, 1764474000.125};
+  s.namespaces["ml"] =
+      NamespaceRecord{9000.75, 1764474000.125, {{1764470400.5, 8000.5}, {1764474000.125, 9000.75}}};
   s.namespaces["gone"] = NamespaceRecord{12.5, 1764400000};
   return s;
 }
@@ -126,6 +127,15 @@ TEST(StateCodec, RoundTripsEveryField) {
   EXPECT_EQ(*back, c);
 }
 
+TEST(StateCodec, ReadsAFileWithoutEnergyMarks) {
+  // Files written before namespaces kept energy marks: the counters load, the marks start empty.
+  auto back = DecodeStateFile(
+      "{\"format\": \"gpuattr-state\", \"version\": 1, \"clusters\": {\"c\": {\"namespaces\": "
+      "[{\"namespace\": \"ml\", \"joules\": 7.5, \"last_seen_unix\": 100}]}}}");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->at("c").namespaces.at("ml"), (NamespaceRecord{7.5, 100, {}}));
+}
+
 TEST(StateCodec, RejectsTruncatedForeignAndNewerFiles) {
   const std::string good = EncodeStateFile({{"c", SampleState()}});
   for (const std::string& bad :
@@ -134,7 +144,10 @@ TEST(StateCodec, RejectsTruncatedForeignAndNewerFiles) {
         std::string("{\"format\": \"gpuattr-state\", \"version\": 1, \"clusters\": {\"c\": "
                     "{\"pods\": [{\"namespace\": \"a\"}]}}}"),
         std::string("{\"format\": \"gpuattr-state\", \"version\": 1, \"clusters\": {\"c\": "
-                    "{\"last_cycle_unix\": \"yesterday\"}}}")}) {
+                    "{\"last_cycle_unix\": \"yesterday\"}}}"),
+        std::string("{\"format\": \"gpuattr-state\", \"version\": 1, \"clusters\": {\"c\": "
+                    "{\"namespaces\": [{\"namespace\": \"a\", \"joules\": 1, \"marks\": "
+                    "[{\"unix\": 5}]}]}}}")}) {
     SCOPED_TRACE(bad);
     EXPECT_FALSE(DecodeStateFile(bad).ok());
   }

@@ -354,5 +354,71 @@ TEST(LedgerView, CarriesTheClusterTimeAndSortedPods) {
   EXPECT_EQ(ledger.state().last_cycle_unix, 1234.5);
 }
 
+// --- energy over the last 24 h -------------------------------------------------------------------
+
+const NamespaceLedger* FindNamespace(const LedgerView& v, const std::string& ns) {
+  for (const NamespaceLedger& n : v.namespaces)
+    if (n.name == ns) return &n;
+  return nullptr;
+}
+
+TEST(LedgerEnergy24h, ShorterHistoryCountsEverythingSinceTheFirstCycle) {
+  Ledger ledger;
+  LedgerView v = ledger.Record(Attr({MakePod("a", "x", 100)}), 1000);
+  ASSERT_NE(FindNamespace(v, "a"), nullptr);
+  EXPECT_DOUBLE_EQ(FindNamespace(v, "a")->energy_24h_joules, 0);
+  EXPECT_DOUBLE_EQ(FindNamespace(v, "a")->energy_window_seconds, 0);
+  for (double t = 1060; t <= 1000 + 3 * 3600; t += 60)
+    v = ledger.Record(Attr({MakePod("a", "x", 100)}), t);
+  // 3 h at 100 W: the window is the ledger's age, the energy all of the counter.
+  const NamespaceLedger* n = FindNamespace(v, "a");
+  EXPECT_DOUBLE_EQ(n->energy_window_seconds, 3 * 3600);
+  EXPECT_NEAR(n->energy_24h_joules, 100.0 * 3 * 3600, 1e-6);
+  EXPECT_DOUBLE_EQ(n->energy_24h_joules, n->energy_joules);
+  // One mark per hour so far: 0 h, 1 h, 2 h, 3 h.
+  EXPECT_EQ(ledger.state().namespaces.at("a").marks.size(), 4u);
+}
+
+TEST(LedgerEnergy24h, AfterADayOnlyTheLast24HoursCount) {
+  Ledger ledger;
+  LedgerView v;
+  // 200 W for the first 6 h, then 50 W: after 30 h, the last 24 h (6 h .. 30 h) are all at 50 W.
+  double t = 0;
+  for (; t <= 30 * 3600; t += 60) {
+    const double watts = t < 6 * 3600 ? 200 : 50;
+    v = ledger.Record(Attr({MakePod("a", "x", watts)}), 1'000'000 + t);
+  }
+  const NamespaceLedger* n = FindNamespace(v, "a");
+  ASSERT_NE(n, nullptr);
+  EXPECT_DOUBLE_EQ(n->energy_window_seconds, 86400);
+  // The boundary falls between hourly marks in general and is interpolated; here it is a mark.
+  EXPECT_NEAR(n->energy_24h_joules, 50.0 * 86400, 1.0);
+  EXPECT_GT(n->energy_joules, n->energy_24h_joules + 200.0 * 5 * 3600);
+  // The marks reach just past 24 h back: at most 26 of them.
+  const auto& marks = ledger.state().namespaces.at("a").marks;
+  EXPECT_LE(marks.size(), 26u);
+  EXPECT_LE(marks.front().unix, 1'000'000 + 30 * 3600 - 86400.0);
+  EXPECT_GT(marks[1].unix, 1'000'000 + 30 * 3600 - 86400.0);
+}
+
+TEST(LedgerEnergy24h, AClockThatWentBackwardsDropsMarksFromTheFuture) {
+  Ledger ledger;
+  for (double t = 0; t <= 3 * 3600; t += 60) ledger.Record(Attr({MakePod("a", "x", 10)}), 5000 + t);
+  LedgerView v = ledger.Record(Attr({MakePod("a", "x", 10)}), 5000 + 1800);
+  for (const EnergyMark& m : ledger.state().namespaces.at("a").marks)
+    EXPECT_LE(m.unix, 5000 + 1800);
+  EXPECT_GE(FindNamespace(v, "a")->energy_24h_joules, 0);
+  EXPECT_LE(FindNamespace(v, "a")->energy_window_seconds, 1800);
+}
+
+TEST(LedgerEnergy24h, MarksSurviveARestartThroughTheState) {
+  Ledger first;
+  for (double t = 0; t <= 2 * 3600; t += 60) first.Record(Attr({MakePod("a", "x", 100)}), t);
+  Ledger second(LedgerParams{}, first.state());
+  LedgerView v = second.Record(Attr({MakePod("a", "x", 100)}), 2 * 3600 + 60);
+  EXPECT_DOUBLE_EQ(FindNamespace(v, "a")->energy_window_seconds, 2 * 3600 + 60);
+  EXPECT_NEAR(FindNamespace(v, "a")->energy_24h_joules, 100.0 * (2 * 3600 + 60), 1e-6);
+}
+
 }  // namespace
 }  // namespace gpuattr::ledger

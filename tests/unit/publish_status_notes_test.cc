@@ -23,7 +23,7 @@ TEST(PublishStatusPage, NotesAreShownEscapedBesideNoErrors) {
       "\"resourceclaims\" <config/kubernetes/clusterrole.yaml>"};
   s.clusters.push_back(c);
   std::string html = RenderStatusPage(s, 0);
-  EXPECT_THAT(html, HasSubstr("class=\"up\">up<"));
+  EXPECT_THAT(html, HasSubstr("class=\"b up\">up<"));
   EXPECT_THAT(html, HasSubstr("none"));  // no errors
   EXPECT_THAT(html, HasSubstr("Note: DRA resourceclaims (resource.k8s.io/v1) not read: cannot "
                               "list resource &quot;resourceclaims&quot; "

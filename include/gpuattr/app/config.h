@@ -85,6 +85,11 @@ struct ShardConfig {
 // The `cluster` label in in-cluster mode when no name is given.
 inline constexpr std::string_view kInClusterName = "in-cluster";
 
+// What --once prints (--output): the exposition, or the status page's view as a terminal table,
+// a JSON snapshot or a Markdown incident report (publish/outputs.h).
+enum class OutputFormat { kPrometheus, kTable, kJson, kMarkdown };
+Result<OutputFormat> ParseOutputFormat(std::string_view text);  // "prometheus", "table", ...
+
 struct Config {
   std::string config_file;              // where the file settings came from ("" when none)
   std::string kubeconfig;               // "" → $KUBECONFIG, then ~/.kube/config
@@ -105,6 +110,7 @@ struct Config {
   std::string cluster_name;
   ShardConfig shard;
   bool once = false;
+  OutputFormat output = OutputFormat::kPrometheus;  // --once only
   bool operator==(const Config&) const = default;
 };
 

@@ -24,6 +24,7 @@ struct CommandLine {
   std::optional<std::string> interval;
   std::vector<std::string> targets;  // --target, repeatable
   bool once = false;
+  std::optional<std::string> output;  // --output: what --once prints
   std::optional<std::string> log_level;
   std::optional<std::string> state_file;
   std::optional<std::string> cluster_name;  // --cluster.name

@@ -20,6 +20,11 @@
 //   joules stay in the namespace); a pod still in the cluster but missing from this cycle's
 //   attribution keeps its record unchanged. A pod recreated under the same name (another UID)
 //   or seen on another node is a new pod.
+// - Energy over the last 24 h: every namespace keeps a mark (time, counter) per hour, back to just
+//   before 24 h ago. energy_24h = counter now − the counter 24 h ago, interpolated between the two
+//   marks around it; with less history, counter now − the oldest mark, over a shorter window
+//   (energy_window_seconds says how long). Marks newer than now (a clock that went backwards) are
+//   dropped.
 // Only successful cycles are recorded: a failed cycle changes nothing here.
 #pragma once
 
@@ -36,6 +41,7 @@ namespace gpuattr::ledger {
 struct LedgerParams {
   double max_gap_seconds = 300;                    // longer gaps integrate nothing
   double namespace_retention_seconds = 7 * 86400;  // drop counters of namespaces gone this long
+  double energy_mark_seconds = 3600;               // one energy mark per namespace this often
 };
 
 struct PodLedger {
@@ -49,6 +55,8 @@ struct PodLedger {
 struct NamespaceLedger {
   std::string name;
   double energy_joules = 0;
+  double energy_24h_joules = 0;      // over the last energy_window_seconds (≤ 24 h)
+  double energy_window_seconds = 0;  // 86400, or less while the ledger is younger than that
 };
 
 // What to publish for one cluster after a successful cycle.

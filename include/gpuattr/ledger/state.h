@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gpuattr/attribution/types.h"
 
@@ -24,9 +25,18 @@ struct PodRecord {
   bool operator==(const PodRecord&) const = default;
 };
 
+// The namespace's counter at one moment: the marks give "energy over the last 24 h".
+struct EnergyMark {
+  double unix = 0;
+  double joules = 0;
+  bool operator==(const EnergyMark&) const = default;
+};
+
 struct NamespaceRecord {
   double joules = 0;          // Σ of everything its pods accrued, including pods that left
   double last_seen_unix = 0;  // last cycle with a pod of it holding a counter (for retention)
+  // One mark per hour, oldest first, reaching back just past 24 h (ledger.h).
+  std::vector<EnergyMark> marks{};
   bool operator==(const NamespaceRecord&) const = default;
 };
 

@@ -1,4 +1,5 @@
-// The HTTP(S) endpoint: /metrics, /healthz, /readyz and the status page "/", served by
+// The HTTP(S) endpoint: /metrics, /healthz, /readyz, the status page "/" and the snapshot as
+// /snapshot.json and /snapshot.md (publish/outputs.h), served by
 // cpp-httplib from the latest published Snapshot.
 #pragma once
 
@@ -23,8 +24,9 @@ struct ServerOptions {
   int port = 9787;            // 0: any free port (see MetricsServer::port())
   std::string tls_cert_file;  // both set: HTTPS
   std::string tls_key_file;
-  std::vector<Credential> users;  // non-empty: basic auth on every path
-  Clock* clock = nullptr;         // the status page's "ago" times; SystemClock() when null
+  std::vector<Credential> users;    // non-empty: basic auth on every path
+  Clock* clock = nullptr;           // the status page's "ago" times; SystemClock() when null
+  double page_refresh_seconds = 0;  // the status page reloads itself this often (the interval)
 };
 
 class MetricsServer {
