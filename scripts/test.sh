@@ -11,7 +11,8 @@ GPUATTR_BUILD_DIR=build scripts/build.sh
 ctest --test-dir build --output-on-failure -j "$jobs"
 
 echo "== unit tests under ASan+UBSan"
-GPUATTR_BUILD_DIR=build-asan scripts/build.sh -DCMAKE_BUILD_TYPE=Debug -DGPUATTR_SANITIZE=ON \
+# Only the unit-test binary: the e2e tests and the daemon are exercised by the build above.
+GPUATTR_BUILD_DIR=build-asan GPUATTR_TARGETS=gpuattr_unit_tests scripts/build.sh -DCMAKE_BUILD_TYPE=Debug -DGPUATTR_SANITIZE=ON \
   -DGPUATTR_BENCH=OFF
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs" -L unit

@@ -62,13 +62,12 @@ void AddNamespaces(const std::string& cluster, const CycleOutput& out, StatusVie
   }
   for (const allocation::NamespaceAllocation& n : out.allocation.namespaces) {
     NamespaceRow& r = row(n.name);
+    // `requested` names every resource as Kubernetes does (replicas too); the two sums never mix.
     r.requested = n.requested;
+    r.requested.insert(n.replicas.begin(), n.replicas.end());
     r.requested_devices = 0;
-    for (const auto& [resource, count] : n.requested)
-      if (allocation::IsDeviceResource(resource))
-        r.requested_devices += count;
-      else if (allocation::IsReplicaResource(resource))
-        r.requested_replicas += count;
+    for (const auto& [resource, count] : n.requested) r.requested_devices += count;
+    for (const auto& [resource, count] : n.replicas) r.requested_replicas += count;
     r.pending_pods = n.pending_pods;
   }
   // Energy only for namespaces that use or want GPUs now (the ledger also keeps those that left).

@@ -64,7 +64,7 @@ TEST(AllocationShard, HintsReadTheWholeClustersOffer) {
   const Allocation whole = Allocate({"c", w.all, w.attribution, 5000});
   ASSERT_EQ(whole.pending.size(), 1u);
   EXPECT_EQ(whole.pending[0].hint.code, "waiting_for_free_device");
-  EXPECT_EQ(whole.pending[0].hint.message,
+  EXPECT_EQ(whole.pending[0].hint.text,
             "Waiting for 2 free gpu on one node (a node has 2 free: the pod may also "
             "wait for other resources, taints or affinity); 2 idle pods hold gpu "
             "(reclaimable capacity).");
@@ -82,7 +82,7 @@ TEST(AllocationShard, HintsReadTheWholeClustersOffer) {
   sharded.idle_scope = "shard 0's nodes";
   const Allocation a = Allocate(sharded);
   ASSERT_EQ(a.pending.size(), 1u);
-  EXPECT_EQ(a.pending[0].hint.message,
+  EXPECT_EQ(a.pending[0].hint.text,
             "Waiting for 2 free gpu on one node (a node has 2 free: the pod may also "
             "wait for other resources, taints or affinity); 1 idle pod on shard 0's nodes holds "
             "gpu (reclaimable capacity).");

@@ -67,7 +67,8 @@ ClusterSnapshot Cluster(const std::string& name = "lab") {
   whole.power_watts = 300;
   whole.temperature_celsius = 61;
   whole.health.state = health::State::kOk;
-  health::Issue xid{"xid", health::Severity::kCritical, "last XID 79: GPU has fallen off the bus"};
+  health::Issue xid{"xid", health::Severity::kCritical, "last XID 79: GPU has fallen off the bus",
+                    "last XID 79: GPU has fallen off the bus"};
   attribution::Device s7 = MakeDevice("1", "7", 1), s8 = MakeDevice("1", "8", 1);
   for (attribution::Device* s : {&s7, &s8}) {
     s->uuid = "GPU-1";
@@ -106,15 +107,16 @@ ClusterSnapshot Cluster(const std::string& name = "lab") {
   a.node_health = {{"n1", health::State::kCritical, {"2 critical devices"}}};
 
   out.allocation.namespaces = {
-      {"a", {{"nvidia.com/gpu", 1}}, 0},
-      {"b", {{"nvidia.com/mig-1g.10gb", 2}, {"nvidia.com/gpu.shared", 3}}, 0},
-      {"c", {}, 1}};
+      {"a", {{"nvidia.com/gpu", 1}}, {}, 0},
+      {"b", {{"nvidia.com/mig-1g.10gb", 2}}, {{"nvidia.com/gpu.shared", 3}}, 0},
+      {"c", {}, {}, 1}};
   out.allocation.nodes = {{"n1", 8, 8, 0, 3, 3, 3}};
   allocation::PendingPod waiting;
   waiting.pod = {"c", "wait"};
   waiting.age_seconds = 3700;
   waiting.requested = {{"nvidia.com/gpu", 4}};
   waiting.hint = {"nvidia.com/gpu", "exceeds_node_max",
+                  "Needs more gpu on one node than any node has.",
                   "Needs 4 gpu on one node; the most any node has is 1 | pipes"};
   out.allocation.pending = {waiting};
 
@@ -361,7 +363,9 @@ TEST(TableOutput, NoTerminalSequenceFromTheClusterGetsThrough) {
   Snapshot s = OneCluster();
   CycleOutput& out = gpuattr::testing::MutableOutput(s.clusters[0]);
   out.attribution.cards[0].model = "A100\x1b]0;owned\x07\x1b[2J";
-  out.allocation.pending[0].hint.message = "wait\xc2\x9b" "31mred";
+  out.allocation.pending[0].hint.message =
+      "wait\xc2\x9b"
+      "31mred";
   const StatusView v = BuildStatusView(s, kNow, {});
   for (const std::string& text : {RenderTable(v), RenderMarkdown(v)}) {
     EXPECT_THAT(text, Not(HasSubstr("\x1b"))) << text;
