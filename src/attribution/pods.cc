@@ -222,11 +222,24 @@ void SummarisePods(const AttributionInput& input, Work& work) {
     double sum = 0;
     size_t n = 0;
   };
-  std::map<kube::PodId, Mean> dcgm_util;
+  // Links are sorted by pod: a pod's links come in a row, its dcgm mean is complete at the next.
+  Pod* current = nullptr;
+  Mean dcgm_util;  // of `current`
+  auto finish_pod = [&] {
+    if (current && dcgm_util.n > 0)
+      current->utilization = dcgm_util.sum / static_cast<double>(dcgm_util.n);
+    dcgm_util = {};
+  };
+  const std::string* tier_of = nullptr;  // the node `process_tier` is about
+  bool process_tier = false;
   for (const auto& [key, link] : work.links) {
     const DeviceId& device = key.second;
-    Pod& pod = work.pods[link.pod];
-    pod.id = link.pod;
+    if (!current || current->id != link.pod) {
+      finish_pod();
+      current = &work.pods[link.pod];
+      current->id = link.pod;
+    }
+    Pod& pod = *current;
     pod.node = device.node;
     pod.devices += 1;
     pod.gpu_equivalents += link.gpu_equivalents;
@@ -234,8 +247,11 @@ void SummarisePods(const AttributionInput& input, Work& work) {
     AddInto(pod.memory_total_bytes, link.memory_total_bytes);
     AddInto(pod.power_watts, link.power_watts);
     if (link.sharing == Sharing::kUnrequested) pod.unrequested_gpu_use = true;
-    auto node = work.nodes.find(device.node);
-    const bool process_tier = node != work.nodes.end() && node->second.tier == Tier::kProcess;
+    if (!tier_of || *tier_of != device.node) {
+      auto node = work.nodes.find(device.node);
+      process_tier = node != work.nodes.end() && node->second.tier == Tier::kProcess;
+      tier_of = &device.node;
+    }
     if (link.method == Method::kEvenSplit)
       pod.method = Method::kEvenSplit;
     else if (pod.method != Method::kEvenSplit)
@@ -243,12 +259,11 @@ void SummarisePods(const AttributionInput& input, Work& work) {
     if (process_tier) {
       MaxInto(pod.utilization, link.utilization);  // the busiest of its processes
     } else if (link.utilization) {
-      dcgm_util[link.pod].sum += *link.utilization;  // mean over its devices
-      dcgm_util[link.pod].n += 1;
+      dcgm_util.sum += *link.utilization;  // mean over its devices
+      dcgm_util.n += 1;
     }
   }
-  for (const auto& [id, m] : dcgm_util)
-    if (m.n > 0) work.pods[id].utilization = m.sum / static_cast<double>(m.n);
+  finish_pod();
 
   const AttributionParams& params = input.params;
   for (auto& [id, pod] : work.pods) {

@@ -27,8 +27,10 @@ std::shared_ptr<const Exposition> SnapshotStore::GetExposition() const {
 void SnapshotStore::Publish(std::shared_ptr<const Snapshot> snapshot) {
   std::lock_guard<std::mutex> rendering(render_mu_);
   std::shared_ptr<const Exposition> bytes;
+  // The previous text's length: the next one is about as long, reserved at once.
+  const size_t size_hint = GetExposition()->text.size();
   try {
-    bytes = std::make_shared<const Exposition>(MakeExposition(RenderChunks(*snapshot)));
+    bytes = std::make_shared<const Exposition>(MakeExposition(RenderChunks(*snapshot, size_hint)));
   } catch (const std::exception& e) {
     log::Error("rendering /metrics failed; the previous exposition stays served",
                {{"err", e.what()}});

@@ -27,11 +27,12 @@ struct DeviceWork {
   Device device;  // device.card is set by Finish
   CardKey card;
   std::vector<const sources::DcgmRecord*> dcgm;  // every dcgm line of this device
+  size_t index = 0;                              // in Attribution::devices, set by Finish
 };
 
 struct CardWork {
-  Card card;  // card.devices is set by Finish
-  std::vector<DeviceId> devices;
+  Card card;                         // card.devices is set by Finish
+  std::vector<DeviceWork*> devices;  // into Work::devices (map nodes do not move)
 };
 
 // What one node's exporters said, gathered over all exporters scheduled there.
