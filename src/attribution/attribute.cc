@@ -11,14 +11,14 @@ namespace {
 Attribution Finish(const AttributionInput& input, Work& work) {
   Attribution out;
   out.cluster = input.cluster;
+  size_t index = 0;
+  for (auto& [id, d] : work.devices) d.index = index++;
+  for (auto& [key, link] : work.links) link.device = work.devices.find(key.second)->second.index;
   // These read the work maps: before anything is moved out of them.
   out.namespaces = SummariseNamespaces(input, work.pods, work.links);
   out.nodes = NodePowers(work);
   out.devices.reserve(work.devices.size());
-  for (auto& [id, d] : work.devices) {
-    d.index = out.devices.size();
-    out.devices.push_back(std::move(d.device));
-  }
+  for (auto& [id, d] : work.devices) out.devices.push_back(std::move(d.device));
   out.cards.reserve(work.cards.size());
   for (auto& [key, c] : work.cards) {
     const size_t card_index = out.cards.size();
@@ -30,10 +30,7 @@ Attribution Finish(const AttributionInput& input, Work& work) {
     out.cards.push_back(std::move(c.card));
   }
   out.pod_devices.reserve(work.links.size());
-  for (auto& [key, link] : work.links) {
-    link.device = work.devices.find(key.second)->second.index;
-    out.pod_devices.push_back(std::move(link));
-  }
+  for (auto& [key, link] : work.links) out.pod_devices.push_back(std::move(link));
   out.pods.reserve(work.pods.size());
   for (auto& [id, pod] : work.pods) out.pods.push_back(std::move(pod));
   return out;

@@ -71,7 +71,7 @@ std::vector<NodePower> NodePowers(const Work& work);
 void BuildPodLinks(const AttributionInput& input, Work& work);
 void SummarisePods(const AttributionInput& input, Work& work);
 
-// namespaces.cc
+// namespaces.cc (the links' device indexes set)
 std::vector<Namespace> SummariseNamespaces(
     const AttributionInput& input, const std::map<kube::PodId, Pod>& pods,
     const std::map<std::pair<kube::PodId, DeviceId>, PodDevice>& links);
