@@ -8,10 +8,11 @@
 # Builds the Release binaries (build-release/, or $GPUATTR_BENCH_BUILD_DIR; only the targets it
 # needs), then runs tests/bench/scale_e2e_bench, which prints one table row per size: first and
 # steady cycle times (each steady cycle makes one proxy GET per exporter), where the steady
-# cycle's time goes, LISTs after the first cycle (must be 0), the daemon's peak RSS (VmHWM) and
-# /metrics latency p50/p99 with concurrent scrapers. See `scale_e2e_bench --help` for the knobs.
-# Heap profile of the daemon: run build-release/tests/gpuattr-fakecluster --generate-nodes 1000
-# --kubeconfig-out K, then `heaptrack build-release/gpuattr --kubeconfig K` (docs/fakeapi.md).
+# cycle's time goes, LISTs after the first cycle (must be 0), the client connections the steady
+# cycles' proxy GETs came on (keep-alive: as many as scrape.concurrency, none new), the daemon's
+# peak RSS (VmHWM) and /metrics latency p50/p99 with concurrent scrapers. See
+# `scale_e2e_bench --help` for the knobs. Profiling the daemon (heaptrack, perf, its debug lines):
+# docs/fakeapi.md, "Profiling the daemon".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${GPUATTR_BENCH_BUILD_DIR:-build-release}

@@ -75,8 +75,21 @@ NodeView BuildNodes(const kube::ClusterObjects& objects,
       requested[node][resource] += count;
     }
 
-  std::set<size_t> linked;  // devices with a pod on them
-  for (const attribution::PodDevice& link : attribution.pod_devices) linked.insert(link.device);
+  // Devices seen and busy per node, in one pass over the devices (not one per node).
+  std::vector<bool> linked(attribution.devices.size(), false);  // a pod is on the device
+  for (const attribution::PodDevice& link : attribution.pod_devices)
+    if (link.device < linked.size()) linked[link.device] = true;
+  struct Seen {
+    size_t seen = 0, busy = 0;
+  };
+  std::map<std::string_view, Seen> seen;
+  for (size_t i = 0; i < attribution.devices.size(); ++i) {
+    const attribution::Device& d = attribution.devices[i];
+    Seen& s = seen[d.id.node];
+    ++s.seen;
+    const bool has_pod = linked[i] || (d.pods && *d.pods > 0);
+    if (has_pod || (d.utilization && *d.utilization >= kBusyUtilization)) ++s.busy;
+  }
 
   NodeView view;
   for (const std::string& name : names) {
@@ -102,12 +115,9 @@ NodeView BuildNodes(const kube::ClusterObjects& objects,
     const ResourceCounts* held = Find(requested, name);
     if (const ResourceCounts* devices = Find(held_devices, name))
       n.requested = HeldDevices(*devices);
-    for (size_t i = 0; i < attribution.devices.size(); ++i) {
-      const attribution::Device& d = attribution.devices[i];
-      if (d.id.node != name) continue;
-      ++n.seen;
-      const bool has_pod = linked.count(i) > 0 || (d.pods && *d.pods > 0);
-      if (has_pod || (d.utilization && *d.utilization >= kBusyUtilization)) ++n.busy;
+    if (auto it = seen.find(name); it != seen.end()) {
+      n.seen = it->second.seen;
+      n.busy = it->second.busy;
     }
     view.nodes.push_back(std::move(n));
     // Without the Node object its extended resources are unknown: no per-resource series (a

@@ -177,6 +177,9 @@ std::shared_ptr<const publish::Snapshot> CycleLoop::RunOnce() {
     }
   }
   for (auto& w : workers) w.join();
+  // What the cycles freed (bodies, readings, the stages' work) goes back before the rendering:
+  // the peak RSS is reached while rendering, next to the previous exposition.
+  ReleaseFreeMemory();
 
   const double now = UnixSeconds(clock_.WallNow());
   std::lock_guard<std::mutex> lock(mu_);
@@ -188,7 +191,7 @@ std::shared_ptr<const publish::Snapshot> CycleLoop::RunOnce() {
   }
   auto snap = PublishLocked(now);
   results.clear();
-  ReleaseFreeMemory();  // what this cycle freed (the previous output, bodies) goes back
+  ReleaseFreeMemory();  // the previous output and exposition
   return snap;
 }
 
@@ -199,6 +202,9 @@ void CycleLoop::ClusterLoop(size_t i, std::chrono::milliseconds interval) {
     publish::CycleResult r = sessions_[i]->RunCycle();
     const double seconds = std::chrono::duration<double>(clock_.Now() - start).count();
     if (shutdown.Requested()) break;  // a cycle cut short by the shutdown is not published
+    // What the cycle freed (bodies, readings, the stages' work) goes back before the rendering:
+    // the peak RSS is reached while rendering, next to the previous exposition.
+    ReleaseFreeMemory();
     {
       std::lock_guard<std::mutex> lock(mu_);
       const double now = UnixSeconds(clock_.WallNow());
@@ -208,7 +214,7 @@ void CycleLoop::ClusterLoop(size_t i, std::chrono::milliseconds interval) {
       if (DropStale(c, now, Seconds(options_.stale_after))) LogDropped(c, options_.stale_after);
       PublishLocked(now);
     }
-    ReleaseFreeMemory();  // what this cycle freed (the previous output, bodies) goes back
+    ReleaseFreeMemory();  // the previous output and exposition
     const auto next = start + interval;
     const auto now = clock_.Now();
     if (now >= next) {

@@ -11,28 +11,28 @@ namespace {
 Attribution Finish(const AttributionInput& input, Work& work) {
   Attribution out;
   out.cluster = input.cluster;
-  std::map<DeviceId, size_t> device_index;
-  for (auto& [id, d] : work.devices) {
-    device_index.emplace(id, out.devices.size());
-    out.devices.push_back(d.device);
-  }
+  size_t index = 0;
+  for (auto& [id, d] : work.devices) d.index = index++;
+  for (auto& [key, link] : work.links) link.device = work.devices.find(key.second)->second.index;
+  // These read the work maps: before anything is moved out of them.
+  out.namespaces = SummariseNamespaces(input, work.pods, work.links);
+  out.nodes = NodePowers(work);
+  out.devices.reserve(work.devices.size());
+  for (auto& [id, d] : work.devices) out.devices.push_back(std::move(d.device));
+  out.cards.reserve(work.cards.size());
   for (auto& [key, c] : work.cards) {
-    size_t card_index = out.cards.size();
-    for (const DeviceId& id : c.devices) {
-      size_t i = device_index.at(id);
-      out.devices[i].card = card_index;
-      c.card.devices.push_back(i);
+    const size_t card_index = out.cards.size();
+    for (const DeviceWork* d : c.devices) {
+      out.devices[d->index].card = card_index;
+      c.card.devices.push_back(d->index);
     }
     std::sort(c.card.devices.begin(), c.card.devices.end());
     out.cards.push_back(std::move(c.card));
   }
-  for (auto& [key, link] : work.links) {
-    link.device = device_index.at(key.second);
-    out.pod_devices.push_back(link);
-  }
-  for (auto& [id, pod] : work.pods) out.pods.push_back(pod);
-  out.namespaces = SummariseNamespaces(input, work.pods, work.links);
-  out.nodes = NodePowers(work);
+  out.pod_devices.reserve(work.links.size());
+  for (auto& [key, link] : work.links) out.pod_devices.push_back(std::move(link));
+  out.pods.reserve(work.pods.size());
+  for (auto& [id, pod] : work.pods) out.pods.push_back(std::move(pod));
   return out;
 }
 

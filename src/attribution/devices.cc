@@ -39,7 +39,7 @@ DeviceWork& DeviceFor(Work& work, const DeviceId& id, const CardKey& card, Tier 
     CardWork& c = work.cards[card];
     c.card.node = id.node;
     c.card.gpu = id.gpu;
-    c.devices.push_back(id);
+    c.devices.push_back(&d);
   }
   return d;
 }
@@ -209,14 +209,13 @@ void BuildDevices(Work& work) {
   for (auto& [key, c] : work.cards) {
     // Health is the card's: its fields may sit on any of its lines, and MIG slices inherit it.
     health::HealthFields fields;
-    for (const DeviceId& id : c.devices) {
-      const DeviceWork& d = work.devices.at(id);
-      FillIfEmpty(c.card.uuid, d.device.uuid);
-      FillIfEmpty(c.card.model, d.device.model);
-      for (const sources::DcgmRecord* r : d.dcgm) fields.Add(*r);
+    for (const DeviceWork* d : c.devices) {
+      FillIfEmpty(c.card.uuid, d->device.uuid);
+      FillIfEmpty(c.card.model, d->device.model);
+      for (const sources::DcgmRecord* r : d->dcgm) fields.Add(*r);
     }
     health::DeviceHealth card_health = health::AssessDevice(fields);
-    for (const DeviceId& id : c.devices) work.devices.at(id).device.health = card_health;
+    for (DeviceWork* d : c.devices) d->device.health = card_health;
   }
 }
 

@@ -1,6 +1,7 @@
 // Namespaces: sums of their pods (memory, power, GPU-equivalents), distinct devices in use, the
 // GPU-equivalent-weighted utilisation, and the memory held idle.
-#include <set>
+#include <algorithm>
+#include <vector>
 
 #include "gpuattr/attribution/kube_view.h"
 #include "gpuattr/attribution/work.h"
@@ -13,18 +14,20 @@ std::vector<Namespace> SummariseNamespaces(
     const std::map<std::pair<kube::PodId, DeviceId>, PodDevice>& links) {
   struct Acc {
     Namespace ns;
-    std::set<DeviceId> devices;
-    std::set<std::string> gpu_pods;
+    std::vector<size_t> devices;  // indexes into Attribution::devices, with repeats
     double util_weighted = 0, util_weight = 0, util_plain = 0;
     size_t util_n = 0;
   };
-  std::map<std::string, Acc> acc;
+  std::map<std::string, Acc, std::less<>> acc;
   // GPU pods: those holding GPU resources (devices or replicas) or DRA GPU devices (DESIGN
   // section 6). A pod seen on a GPU without a request is flagged as such, not counted here.
+  // Objects are one per pod; a DRA holder counts unless it was counted for its resources.
   for (const auto& [key, pod] : input.objects.pods)
-    if (HoldsGpuResources(pod)) acc[pod.namespace_].gpu_pods.insert(pod.name);
-  for (const auto& [pod, claim] : kube::IndexDraGpus(input.objects).holders)
-    acc[pod.namespace_].gpu_pods.insert(pod.name);  // holds a DRA GPU device
+    if (HoldsGpuResources(pod)) ++acc[pod.namespace_].ns.gpu_pods;
+  for (const auto& [pod, claim] : kube::IndexDraGpus(input.objects).holders) {
+    const kube::Pod* obj = input.objects.FindPod(pod.namespace_, pod.name);
+    if (!obj || !HoldsGpuResources(*obj)) ++acc[pod.namespace_].ns.gpu_pods;
+  }
   for (const auto& [id, pod] : pods) {
     Acc& a = acc[id.namespace_];
     a.ns.gpu_equivalents += pod.gpu_equivalents;
@@ -43,13 +46,14 @@ std::vector<Namespace> SummariseNamespaces(
       a.ns.memory_idle_bytes = 0;  // known: none of its known pods is idle (so far)
     }
   }
-  for (const auto& [key, link] : links) acc[key.first.namespace_].devices.insert(key.second);
+  for (const auto& [key, link] : links) acc[key.first.namespace_].devices.push_back(link.device);
 
   std::vector<Namespace> out;
   for (auto& [name, a] : acc) {
     a.ns.name = name;
-    a.ns.devices_in_use = a.devices.size();
-    a.ns.gpu_pods = a.gpu_pods.size();
+    std::sort(a.devices.begin(), a.devices.end());
+    a.ns.devices_in_use =
+        static_cast<size_t>(std::unique(a.devices.begin(), a.devices.end()) - a.devices.begin());
     if (a.util_weight > 0)
       a.ns.utilization = a.util_weighted / a.util_weight;
     else if (a.util_n > 0)  // pods on no known device: a plain mean

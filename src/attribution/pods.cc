@@ -3,8 +3,11 @@
 //   dcgm_pod      — one pod per (namespace, pod) on each device line; time-sliced devices split;
 //   dcgm_no_pod   — no owner is guessed: devices get candidate pods, power stays unattributed.
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <set>
 #include <tuple>
+#include <vector>
 
 #include "gpuattr/attribution/kube_view.h"
 #include "gpuattr/attribution/work.h"
@@ -56,14 +59,24 @@ void MinInto(std::optional<double>& dst, const std::optional<double>& src) {
 void DcgmPodLinks(const NodeReadings& readings, const DeviceRange& devices, Work& work) {
   for (DeviceWork* dw : devices) {
     Device& d = dw->device;
-    std::map<kube::PodId, PodLines> pods;
+    // The device's pods in PodId order; usually one, so a vector searched from the end.
+    std::vector<std::pair<const kube::PodId*, PodLines>> pods;
     for (const sources::DcgmRecord* r : dw->dcgm) {
       if (!r->pod || r->pod->id.name.empty()) continue;  // a namespace alone names no pod
-      PodLines& p = pods[kube::PodId{r->pod->id.namespace_, r->pod->id.name}];
+      const kube::PodId& id = r->pod->id;
+      auto at =
+          std::find_if(pods.rbegin(), pods.rend(), [&](const auto& e) { return *e.first == id; });
+      if (at == pods.rend()) {
+        pods.emplace_back(&id, PodLines{});
+        at = pods.rbegin();
+      }
+      PodLines& p = at->second;
       MinInto(p.memory, r->values.memory_used_bytes);
       MinInto(p.utilization,
               ClampRatio(r->values.gpu_util ? r->values.gpu_util : r->values.gr_engine_active));
     }
+    std::sort(pods.begin(), pods.end(),
+              [](const auto& a, const auto& b) { return *a.first < *b.first; });
     d.pods = pods.size();
     if (pods.empty()) continue;
     const size_t k = pods.size();
@@ -74,7 +87,7 @@ void DcgmPodLinks(const NodeReadings& readings, const DeviceRange& devices, Work
     if (k > 1) {
       const std::optional<double>& first = pods.begin()->second.memory;
       bool all_known = true;
-      for (const auto& [id, p] : pods) {
+      for (const auto& [pod, p] : pods) {
         all_known = all_known && p.memory.has_value();
         if (p.memory && first && *p.memory != *first) per_pod_values = true;
       }
@@ -82,7 +95,8 @@ void DcgmPodLinks(const NodeReadings& readings, const DeviceRange& devices, Work
     }
 
     std::vector<PodDevice*> links;
-    for (const auto& [id, p] : pods) {
+    for (const auto& [pod, p] : pods) {
+      const kube::PodId& id = *pod;
       PodDevice& link = work.links[{id, d.id}];
       link.pod = id;
       link.memory_total_bytes = d.memory_total_bytes;
@@ -188,8 +202,9 @@ void ProcessPodLinks(const AttributionInput& input, const std::string& node,
 }  // namespace
 
 void BuildPodLinks(const AttributionInput& input, Work& work) {
-  auto gpu_pods = GpuPodsByNode(input.objects);
-  const kube::DraGpuIndex dra = kube::IndexDraGpus(input.objects);
+  // Only nodes without pod labels read these: most clusters never need them.
+  std::optional<std::map<std::string, std::vector<kube::PodId>, std::less<>>> gpu_pods;
+  std::optional<kube::DraGpuIndex> dra;
   for (const auto& [node, readings] : work.nodes) {
     DeviceRange devices = DevicesOfNode(work, node);
     switch (readings.tier) {
@@ -200,14 +215,16 @@ void BuildPodLinks(const AttributionInput& input, Work& work) {
         DcgmPodLinks(readings, devices, work);
         break;
       case Tier::kDcgmNoPod: {
-        auto it = gpu_pods.find(node);
+        if (!gpu_pods) gpu_pods = GpuPodsByNode(input.objects);
+        if (!dra) dra = kube::IndexDraGpus(input.objects);
+        auto it = gpu_pods->find(node);
         for (DeviceWork* dw : devices) {
           Device& d = dw->device;
           d.pods.reset();  // unknown: the exporter does not say
           // DRA's holders of this UUID when DRA knows it; else the node's GPU pods.
-          if (const auto* held = dra.HoldersOf(d.uuid, d.id.gpu_instance.has_value())) {
+          if (const auto* held = dra->HoldersOf(d.uuid, d.id.gpu_instance.has_value())) {
             for (const auto& [ns, name] : *held) d.candidate_pods.push_back(kube::PodId{ns, name});
-          } else if (it != gpu_pods.end()) {
+          } else if (it != gpu_pods->end()) {
             d.candidate_pods = it->second;
           }
         }
@@ -222,11 +239,24 @@ void SummarisePods(const AttributionInput& input, Work& work) {
     double sum = 0;
     size_t n = 0;
   };
-  std::map<kube::PodId, Mean> dcgm_util;
+  // Links are sorted by pod: a pod's links come in a row, its dcgm mean is complete at the next.
+  Pod* current = nullptr;
+  Mean dcgm_util;  // of `current`
+  auto finish_pod = [&] {
+    if (current && dcgm_util.n > 0)
+      current->utilization = dcgm_util.sum / static_cast<double>(dcgm_util.n);
+    dcgm_util = {};
+  };
+  const std::string* tier_of = nullptr;  // the node `process_tier` is about
+  bool process_tier = false;
   for (const auto& [key, link] : work.links) {
     const DeviceId& device = key.second;
-    Pod& pod = work.pods[link.pod];
-    pod.id = link.pod;
+    if (!current || current->id != link.pod) {
+      finish_pod();
+      current = &work.pods[link.pod];
+      current->id = link.pod;
+    }
+    Pod& pod = *current;
     pod.node = device.node;
     pod.devices += 1;
     pod.gpu_equivalents += link.gpu_equivalents;
@@ -234,8 +264,11 @@ void SummarisePods(const AttributionInput& input, Work& work) {
     AddInto(pod.memory_total_bytes, link.memory_total_bytes);
     AddInto(pod.power_watts, link.power_watts);
     if (link.sharing == Sharing::kUnrequested) pod.unrequested_gpu_use = true;
-    auto node = work.nodes.find(device.node);
-    const bool process_tier = node != work.nodes.end() && node->second.tier == Tier::kProcess;
+    if (!tier_of || *tier_of != device.node) {
+      auto node = work.nodes.find(device.node);
+      process_tier = node != work.nodes.end() && node->second.tier == Tier::kProcess;
+      tier_of = &device.node;
+    }
     if (link.method == Method::kEvenSplit)
       pod.method = Method::kEvenSplit;
     else if (pod.method != Method::kEvenSplit)
@@ -243,12 +276,11 @@ void SummarisePods(const AttributionInput& input, Work& work) {
     if (process_tier) {
       MaxInto(pod.utilization, link.utilization);  // the busiest of its processes
     } else if (link.utilization) {
-      dcgm_util[link.pod].sum += *link.utilization;  // mean over its devices
-      dcgm_util[link.pod].n += 1;
+      dcgm_util.sum += *link.utilization;  // mean over its devices
+      dcgm_util.n += 1;
     }
   }
-  for (const auto& [id, m] : dcgm_util)
-    if (m.n > 0) work.pods[id].utilization = m.sum / static_cast<double>(m.n);
+  finish_pod();
 
   const AttributionParams& params = input.params;
   for (auto& [id, pod] : work.pods) {

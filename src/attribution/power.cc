@@ -24,10 +24,9 @@ void SplitCardPower(Work& work) {
   for (auto& [key, c] : work.cards) {
     std::optional<double> power;
     std::vector<Device*> slices, wholes;
-    for (const DeviceId& id : c.devices) {
-      DeviceWork& d = work.devices.at(id);
-      MaxInto(power, d.device.power_watts);  // the card's, as the device's lines repeat it
-      (id.gpu_instance ? slices : wholes).push_back(&d.device);
+    for (DeviceWork* d : c.devices) {
+      MaxInto(power, d->device.power_watts);  // the card's, as the device's lines repeat it
+      (d->device.id.gpu_instance ? slices : wholes).push_back(&d->device);
     }
     c.card.power_watts = power;
     if (!slices.empty()) {

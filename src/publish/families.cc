@@ -97,8 +97,8 @@ std::vector<prometheus::MetricFamily> BuildFamilies(const Snapshot& snapshot) {
   return std::move(w).Finish();
 }
 
-ExpositionText RenderChunks(const Snapshot& snapshot) {
-  TextWriter w(kGroups);
+ExpositionText RenderChunks(const Snapshot& snapshot, size_t size_hint) {
+  TextWriter w(kGroups, size_hint);
   for (const FamilyGroup* g : kGroups) g->build(snapshot, w);
   return std::move(w).FinishChunks();
 }

@@ -1,5 +1,6 @@
 #include "gpuattr/publish/store.h"
 
+#include <chrono>
 #include <exception>
 
 #include "gpuattr/publish/text_writer.h"
@@ -27,8 +28,19 @@ std::shared_ptr<const Exposition> SnapshotStore::GetExposition() const {
 void SnapshotStore::Publish(std::shared_ptr<const Snapshot> snapshot) {
   std::lock_guard<std::mutex> rendering(render_mu_);
   std::shared_ptr<const Exposition> bytes;
+  // The previous text's length: the next one is about as long, reserved at once.
+  const size_t size_hint = GetExposition()->text.size();
   try {
-    bytes = std::make_shared<const Exposition>(MakeExposition(RenderChunks(*snapshot)));
+    using Clock = std::chrono::steady_clock;
+    const auto t0 = Clock::now();
+    ExpositionText text = RenderChunks(*snapshot, size_hint);
+    const auto t1 = Clock::now();
+    bytes = std::make_shared<const Exposition>(MakeExposition(std::move(text)));
+    log::Debug("exposition rendered",
+               {{"bytes", bytes->text.size()},
+                {"gzip_bytes", bytes->gzip_head.size()},
+                {"render_seconds", std::chrono::duration<double>(t1 - t0).count()},
+                {"gzip_seconds", std::chrono::duration<double>(Clock::now() - t1).count()}});
   } catch (const std::exception& e) {
     log::Error("rendering /metrics failed; the previous exposition stays served",
                {{"err", e.what()}});

@@ -248,9 +248,10 @@ std::string EscapeHelp(std::string_view help) {
   return out;
 }
 
-TextWriter::TextWriter(std::span<const FamilyGroup* const> groups) {
+TextWriter::TextWriter(std::span<const FamilyGroup* const> groups, size_t size_hint) {
   for (const FamilyGroup* g : groups)
     for (const FamilySpec& spec : g->families) Find(spec);
+  if (size_hint > 0) text_.Reserve(size_hint + size_hint / 16);
 }
 
 TextBuffer::~TextBuffer() {
@@ -272,18 +273,46 @@ TextBuffer& TextBuffer::operator=(TextBuffer&& o) noexcept {
   return *this;
 }
 
+namespace {
+
+// `len` (a multiple of TextBuffer::kHugeFrom) bytes at an address aligned to it, marked for
+// transparent huge pages (a no-op where THP is off): filling it costs a fault per 2 MiB instead
+// of per 4 KiB. The kernel aligns only some large mappings itself, hence the trimming.
+void* MapHuge(size_t len) {
+  constexpr size_t kAlign = TextBuffer::kHugeFrom;
+  void* p =
+      ::mmap(nullptr, len + kAlign, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return p;
+  const uintptr_t start = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t aligned = (start + kAlign - 1) & ~(uintptr_t{kAlign} - 1);
+  if (aligned > start) ::munmap(p, aligned - start);
+  if (const size_t tail = start + len + kAlign - (aligned + len); tail > 0)
+    ::munmap(reinterpret_cast<void*>(aligned + len), tail);
+  ::madvise(reinterpret_cast<void*>(aligned), len, MADV_HUGEPAGE);
+  return reinterpret_cast<void*>(aligned);
+}
+
+}  // namespace
+
 char* TextBuffer::Reserve(size_t n) {
   if (capacity_ - size_ >= n) return data_ + size_;
   static const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   size_t want = std::max({capacity_ * 2, size_ + n, size_t{64} << 10});
-  want = (want + page - 1) / page * page;
-  void* p = data_
-                ? ::mremap(data_, capacity_, want, MREMAP_MAYMOVE)
-                : ::mmap(nullptr, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* p;
+  if (want >= kHugeFrom) {
+    // A new aligned mapping and a copy: a remapped one would lose the alignment.
+    want = (want + kHugeFrom - 1) / kHugeFrom * kHugeFrom;
+    p = MapHuge(want);
+    if (p != MAP_FAILED && data_) {
+      std::memcpy(p, data_, size_);
+      ::munmap(data_, capacity_);
+    }
+  } else {
+    want = (want + page - 1) / page * page;
+    p = data_ ? ::mremap(data_, capacity_, want, MREMAP_MAYMOVE)
+              : ::mmap(nullptr, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  }
   if (p == MAP_FAILED) throw std::bad_alloc();
-  // Large families: transparent huge pages where the system allows them, so that filling tens
-  // of MB costs a fault per 2 MiB instead of per 4 KiB (a no-op where THP is off).
-  if (want >= (size_t{4} << 20)) ::madvise(p, want, MADV_HUGEPAGE);
   data_ = static_cast<char*>(p);
   capacity_ = want;
   return data_ + size_;
@@ -299,8 +328,8 @@ TextWriter::Family& TextWriter::Find(const FamilySpec& spec) {
   auto it = index_.find(spec.name);
   if (it == index_.end()) {  // not tabled: kept (at the end) rather than lost
     it = index_.emplace(spec.name, families_.size()).first;
-    Family f{spec, TextBuffer(), 0};
-    std::string header;
+    Family f{spec, {}, {}};
+    std::string& header = f.header;
     if (!spec.help.empty()) {  // as prometheus-cpp: no HELP line for an empty help
       header += "# HELP ";
       header += spec.name;
@@ -311,8 +340,6 @@ TextWriter::Family& TextWriter::Find(const FamilySpec& spec) {
     header += "# TYPE ";
     header += spec.name;
     header += spec.type == prometheus::MetricType::Counter ? " counter\n" : " gauge\n";
-    f.body.Append(header);
-    f.header_size = header.size();
     families_.push_back(std::move(f));
   }
   last_ = it->second;
@@ -321,9 +348,14 @@ TextWriter::Family& TextWriter::Find(const FamilySpec& spec) {
 
 void TextWriter::Add(const FamilySpec& spec, const Labels& labels, double value) {
   Family& f = Find(spec);
+  TextBuffer& b = text_;
+  if (f.runs.empty() || f.runs.back().end != b.size()) {  // another family wrote since
+    const size_t begin = b.size();
+    if (f.runs.empty()) b.Append(f.header);
+    f.runs.push_back({begin, begin});
+  }
   size_t bound = spec.name.size() + 2 + 1 + kMaxValueChars + 1;
   for (const Label& l : labels) bound += l.name.size() + 4 + 3 * l.value.size();
-  TextBuffer& b = f.body;
   char* p = CopyShort(b.Reserve(bound), spec.name);
   if (!labels.empty()) {
     *p++ = '{';
@@ -341,13 +373,16 @@ void TextWriter::Add(const FamilySpec& spec, const Labels& labels, double value)
   p += FormatValue(value, p);
   *p++ = '\n';
   b.Commit(p);
+  f.runs.back().end = b.size();
 }
 
 ExpositionText TextWriter::FinishChunks() && {
   ExpositionText out;
-  for (Family& f : families_)
-    if (f.body.size() > f.header_size) out.Add(std::move(f.body));
-  families_.clear();  // the empty families' buffers go with them
+  for (const Family& f : families_)
+    for (const Run& r : f.runs) out.pieces_.emplace_back(text_.data() + r.begin, r.end - r.begin);
+  out.size_ = text_.size();
+  if (text_.size() > 0) out.owned_.push_back(std::move(text_));  // the pieces point into it
+  families_.clear();
   return out;
 }
 

@@ -230,7 +230,7 @@ void BM_RenderMetrics(benchmark::State& state) {
   const publish::Snapshot s = MakeSnapshot(Stages(c, ParseAndRead(c), stages, 1764460800));
   size_t bytes = 0;
   for (auto _ : state) {
-    publish::ExpositionText text = publish::RenderChunks(s);
+    publish::ExpositionText text = publish::RenderChunks(s, bytes);  // as SnapshotStore does
     bytes = text.size();
     benchmark::DoNotOptimize(text);
   }

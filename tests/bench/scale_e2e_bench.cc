@@ -3,9 +3,10 @@
 // sizes. For each size it reports the first cycle and the steady cycles (each with its 1 proxy GET
 // per exporter), where a cycle's time goes (the daemon's debug line "cycle parts"), LISTs after
 // the first cycle (gpuattr_apiserver_requests_total at the end minus the LISTs the fake saw in the
-// first cycle, and the fake's own request log), the daemon's peak RSS (VmHWM from /proc) after the
-// cycles (no /metrics request before that) and after the scrape load, and the /metrics latency
-// (p50/p99) with concurrent scrapers sending Accept-Encoding: gzip.
+// first cycle, and the fake's own request log), the client connections the steady cycles' proxy
+// GETs came on and how many of them were new (keep-alive reuse: none), the daemon's peak RSS (VmHWM
+// from /proc) after the cycles (no /metrics request before that) and after the scrape load, and the
+// /metrics latency (p50/p99) with concurrent scrapers sending Accept-Encoding: gzip.
 //
 //   build-release/tests/scale_e2e_bench --gpuattr build-release/gpuattr --nodes 250,500,1000
 //
@@ -29,6 +30,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -47,7 +49,9 @@ using gpuattr::testing::FakeApiServerOptions;
 constexpr const char* kUsage = R"(Usage: scale_e2e_bench --gpuattr PATH [options]
 
 Runs the gpuattr binary in server mode against a generated fake cluster at each size and prints
-cycle times, LISTs after the first cycle, peak RSS and /metrics latency.
+cycle times, LISTs after the first cycle, the connections of the steady cycles' proxy GETs
+(keep-alive reuse), peak RSS and /metrics latency. The daemon runs with --log.level debug: its
+log (--keep) has the CPU seconds of each cycle's stages and of each rendering.
 
 Options:
   --gpuattr PATH        the gpuattr binary (a Release build)
@@ -212,6 +216,9 @@ struct Row {
   double lists_after_first_daemon = 0;
   size_t lists_after_first_fake = 0;
   size_t proxy_gets_steady = 0;  // per steady cycle (median)
+  // Client connections (ports) the steady cycles' proxy GETs came on, and how many of those the
+  // first cycle had not opened: keep-alive reuse means few, and none new.
+  size_t steady_connections = 0, steady_new_connections = 0;
   double rss_after_cycles = 0, rss_peak = 0, rss_end = 0;
   double p50_ms = 0, p99_ms = 0, max_ms = 0;
   size_t scrapes = 0, scrape_errors = 0;
@@ -282,6 +289,7 @@ Row RunSize(const Options& opt, int nodes, const fs::path& dir) {
   std::vector<double> durations, waits, discoveries, stages, saves;
   std::vector<size_t> proxy_per_cycle;
   size_t lists_fake_first = 0, proxy_before = 0;
+  std::chrono::system_clock::time_point first_cycle_end{};
   const auto deadline = Clock::now() + std::chrono::seconds(120 + 6 * opt.cycles * opt.interval);
   size_t lines_read = 0;
   while (static_cast<int>(durations.size()) < opt.cycles && Clock::now() < deadline) {
@@ -310,13 +318,25 @@ Row RunSize(const Options& opt, int nodes, const fs::path& dir) {
       proxy_before = proxy_now;
       // The daemon is the fake's only client: the LISTs it made up to here are the fake's count.
       // (No /metrics request before the cycles are done: it would add a render to the peak RSS.)
-      if (durations.size() == 1) lists_fake_first = server.CountRequests("list");
+      if (durations.size() == 1) {
+        lists_fake_first = server.CountRequests("list");
+        first_cycle_end = std::chrono::system_clock::now();
+      }
     }
   }
   if (static_cast<int>(durations.size()) < opt.cycles) {
     row.error = "only " + std::to_string(durations.size()) + " cycles finished in time";
   }
   row.rss_after_cycles = StatusMiB(pid, "VmHWM");
+  {
+    std::set<int> first, steady;
+    for (const auto& r : server.Requests()) {
+      if (r.verb != "proxy") continue;
+      (r.time < first_cycle_end ? first : steady).insert(r.remote_port);
+    }
+    row.steady_connections = steady.size();
+    for (int port : steady) row.steady_new_connections += first.count(port) ? 0 : 1;
+  }
   const std::string final_metrics = metrics();
   row.lists_after_first_daemon =
       SumSeries(final_metrics, "gpuattr_apiserver_requests_total", "verb=\"list\"") -
@@ -419,15 +439,17 @@ int main(int argc, char** argv) {
       << "| nodes | devices | GPU pods | exporter bodies | first cycle | steady cycle (median / "
          "max) "
          "| steady: wait / discovery+GETs / stages / state file | proxy GETs per steady cycle "
+         "| connections of steady GETs (new) "
          "| LISTs after 1st (daemon / fake) | peak RSS after cycles | peak RSS after scrapes "
          "| /metrics p50 / p99 / max | scrapes (errors) | body |\n"
-         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Row& r : rows) {
     std::cout << "| " << r.nodes << " | " << r.devices << " | " << r.pods << " | "
               << Fixed(r.body_mib, 1) << " MiB | " << Fixed(r.first_cycle, 2) << " s | "
               << Fixed(r.steady_cycle, 2) << " / " << Fixed(r.steady_max, 2) << " s | "
               << Fixed(r.wait, 3) << " / " << Fixed(r.discovery, 3) << " / " << Fixed(r.stages, 3)
               << " / " << Fixed(r.save, 3) << " s | " << r.proxy_gets_steady << " | "
+              << r.steady_connections << " (" << r.steady_new_connections << ") | "
               << Fixed(r.lists_after_first_daemon, 0) << " / " << r.lists_after_first_fake << " | "
               << Fixed(r.rss_after_cycles, 0) << " MiB | " << Fixed(r.rss_peak, 0) << " MiB | "
               << Fixed(r.p50_ms, 1) << " / " << Fixed(r.p99_ms, 1) << " / " << Fixed(r.max_ms, 1)

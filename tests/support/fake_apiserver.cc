@@ -784,6 +784,7 @@ struct FakeApiServer::Impl {
 
   void Handle(const httplib::Request& req, httplib::Response& res) {
     Ctx c{req, res, {}, nullptr, {}};
+    c.rec.remote_port = req.remote_port;
     c.rec.method = req.method;
     c.rec.path = req.path;
     size_t q = req.target.find('?');

@@ -50,6 +50,7 @@ struct RequestRecord {
   std::string detail;    // e.g. "watch ERROR 410", "fault faults.yaml:3"
   bool fault = false;    // a fault rule touched this request
   std::chrono::system_clock::time_point time;  // arrival
+  int remote_port = 0;  // the client's port: one per connection (keep-alive reuse shows as few)
 };
 
 struct KubeconfigOptions {

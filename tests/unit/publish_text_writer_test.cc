@@ -165,6 +165,30 @@ TEST(TextWriter, FamiliesInTableOrderWhateverTheOrderOfSeries) {
             "test_stray 1\n");
 }
 
+// SnapshotStore passes the previous text's length: reserved at once (in huge pages from 2 MiB),
+// the same text comes out; pieces point into one buffer, a family's runs in table order.
+TEST(TextWriter, SizeHintAndRunsGiveTheSameText) {
+  for (size_t hint : {size_t{0}, size_t{100}, size_t{5} << 20}) {
+    TextWriter w(kGroups, hint);
+    w.Add(kB, {{"x", "1"}}, 3);
+    w.Add(kA, {}, 7);
+    w.Add(kB, {{"x", "2"}}, 4);
+    const ExpositionText text = std::move(w).FinishChunks();
+    ASSERT_EQ(text.pieces().size(), 3u) << hint;  // test_a, then test_b_total's two runs
+    EXPECT_TRUE(text.pieces()[0].starts_with("# HELP test_a "));
+    EXPECT_EQ(text.pieces()[2], "test_b_total{x=\"2\"} 4\n");
+    EXPECT_EQ(text.Join(),
+              "# HELP test_a A \\\\ gauge\\nwith a newline.\n"
+              "# TYPE test_a gauge\n"
+              "test_a 7\n"
+              "# HELP test_b_total A counter.\n"
+              "# TYPE test_b_total counter\n"
+              "test_b_total{x=\"1\"} 3\n"
+              "test_b_total{x=\"2\"} 4\n")
+        << hint;
+  }
+}
+
 TEST(TextWriter, NothingWrittenIsEmpty) {
   TextWriter w(kGroups);
   EXPECT_EQ(std::move(w).Finish(), "");

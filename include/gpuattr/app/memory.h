@@ -1,8 +1,8 @@
 // The daemon's resident memory (DESIGN section 9: peak RSS ≤ 200 MB at 1,000 nodes). A cycle
 // allocates its readings and stages from up to scrape.concurrency fetch threads and frees them
 // when the next cycle's output replaces them; with glibc's default of one malloc arena per thread
-// (up to 8 per core) each arena keeps its freed pages resident. Measured at 1,000 nodes: 27 MB of
-// RSS above the heap's own peak (README, Performance).
+// (up to 8 per core) each arena keeps its freed pages resident. Where the daemon's memory goes at
+// 1,000 nodes: README, Performance.
 #pragma once
 
 namespace gpuattr::app {
@@ -11,7 +11,8 @@ namespace gpuattr::app {
 // glibc reads itself). No-op where the allocator is not glibc's.
 void TuneAllocator();
 
-// After a cycle: hands the free pages of every arena back to the kernel (malloc_trim).
+// After a cycle, before its rendering, and after the publication: hands the free pages of every
+// arena back to the kernel (malloc_trim).
 void ReleaseFreeMemory();
 
 }  // namespace gpuattr::app

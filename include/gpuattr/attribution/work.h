@@ -27,11 +27,12 @@ struct DeviceWork {
   Device device;  // device.card is set by Finish
   CardKey card;
   std::vector<const sources::DcgmRecord*> dcgm;  // every dcgm line of this device
+  size_t index = 0;                              // in Attribution::devices, set by Finish
 };
 
 struct CardWork {
-  Card card;  // card.devices is set by Finish
-  std::vector<DeviceId> devices;
+  Card card;                         // card.devices is set by Finish
+  std::vector<DeviceWork*> devices;  // into Work::devices (map nodes do not move)
 };
 
 // What one node's exporters said, gathered over all exporters scheduled there.
@@ -70,7 +71,7 @@ std::vector<NodePower> NodePowers(const Work& work);
 void BuildPodLinks(const AttributionInput& input, Work& work);
 void SummarisePods(const AttributionInput& input, Work& work);
 
-// namespaces.cc
+// namespaces.cc (the links' device indexes set)
 std::vector<Namespace> SummariseNamespaces(
     const AttributionInput& input, const std::map<kube::PodId, Pod>& pods,
     const std::map<std::pair<kube::PodId, DeviceId>, PodDevice>& links);

@@ -18,7 +18,7 @@
 namespace gpuattr::publish {
 
 struct Exposition {
-  ExpositionText text;  // one chunk per family, sent one after the other
+  ExpositionText text;  // its chunks (per family, text_writer.h), sent one after the other
   std::string gzip_head;
   uint32_t crc32 = 0;  // of text
 };

@@ -16,9 +16,11 @@
 
 namespace gpuattr::publish {
 
-// A growable byte buffer in its own anonymous memory mapping: it grows in place or by remapping
-// (never by copying), and its memory goes back to the system when it is freed. Exposition text
-// is tens of MB made fresh every publication; malloc would copy on growth and keep freed blocks.
+// A growable byte buffer in its own anonymous memory mapping, whose memory goes back to the
+// system when it is freed. Exposition text is tens of MB made fresh every publication; malloc
+// would copy on growth and keep freed blocks. Small buffers grow in place or by remapping; from
+// kHugeFrom on a buffer lives in 2 MiB-aligned transparent huge pages: on a VM a page fault costs
+// microseconds, and 40 MB of 4 KiB pages took longer to fault in than to fill (perf, README).
 class TextBuffer {
  public:
   TextBuffer() = default;
@@ -27,6 +29,8 @@ class TextBuffer {
   TextBuffer& operator=(TextBuffer&& o) noexcept;
   TextBuffer(const TextBuffer&) = delete;
   TextBuffer& operator=(const TextBuffer&) = delete;
+
+  static constexpr size_t kHugeFrom = size_t{2} << 20;
 
   // Room for `n` more bytes at the end; write them, then Commit the new end. Throws
   // std::bad_alloc when the system refuses memory.
@@ -45,7 +49,8 @@ class TextBuffer {
 };
 
 // The exposition text as TextWriter made it: one chunk per family (its HELP, TYPE and series), in
-// table order. The chunks are never joined: the server sends them one after the other.
+// table order (a family whose series were not added in one run has one chunk per run). The chunks
+// are never joined: the server sends them one after the other.
 class ExpositionText {
  public:
   ExpositionText() = default;
@@ -58,7 +63,7 @@ class ExpositionText {
  private:
   friend class TextWriter;
   void Add(TextBuffer chunk);
-  std::vector<TextBuffer> owned_;
+  std::vector<TextBuffer> owned_;  // TextWriter: one buffer that every piece points into
   std::vector<std::string_view> pieces_;
   size_t size_ = 0;
 };
@@ -66,8 +71,9 @@ class ExpositionText {
 class TextWriter final : public FamilyWriter {
  public:
   TextWriter() = default;
-  // Declares the families of `groups` in table order first.
-  explicit TextWriter(std::span<const FamilyGroup* const> groups);
+  // Declares the families of `groups` in table order first. `size_hint`: the text's expected
+  // length (the previous rendering's), reserved at once so that the buffer need not grow.
+  explicit TextWriter(std::span<const FamilyGroup* const> groups, size_t size_hint = 0);
   TextWriter(const TextWriter&) = delete;
   TextWriter& operator=(const TextWriter&) = delete;
 
@@ -77,20 +83,28 @@ class TextWriter final : public FamilyWriter {
   std::string Finish() &&;  // the same, joined
 
  private:
+  // Every family writes into one buffer (one mapping, few page faults): a family's text is the
+  // runs of it in the buffer, the first starting with its HELP and TYPE lines, written before its
+  // first series. Groups add a family's series in a row, so a family is one run.
+  struct Run {
+    size_t begin, end;
+  };
   struct Family {
     FamilySpec spec;
-    TextBuffer body;     // starts with the HELP and TYPE lines
-    size_t header_size;  // their length: a body no longer than this has no series
+    std::string header;  // HELP and TYPE lines
+    std::vector<Run> runs;
   };
   Family& Find(const FamilySpec& spec);
+  TextBuffer text_;
   std::vector<Family> families_;
   std::unordered_map<std::string_view, size_t> index_;
   size_t last_ = static_cast<size_t>(-1);
 };
 
 // Every group of the table through TextWriter, unjoined: what SnapshotStore keeps and /metrics
-// serves (RenderText in families.h is the same text, joined). Defined in families.cc.
-ExpositionText RenderChunks(const Snapshot& snapshot);
+// serves (RenderText in families.h is the same text, joined). `size_hint` as for TextWriter.
+// Defined in families.cc.
+ExpositionText RenderChunks(const Snapshot& snapshot, size_t size_hint = 0);
 
 // The building blocks, tested on their own.
 //
