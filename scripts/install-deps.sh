@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config ccache clang libclang-rt-14-dev
   prometheus-cpp-dev libcpp-httplib-dev nlohmann-json3-dev libyaml-cpp-dev
-  libboost-program-options-dev libgtest-dev libgmock-dev libbenchmark-dev libssl-dev zlib1g-dev
+  libboost-program-options-dev libgtest-dev libgmock-dev libbenchmark-dev libssl-dev zlib1g-dev libcrypt-dev
   openssl curl prometheus prometheus-alertmanager python3-yaml chromium
 )
 # python3-yaml: scripts/gen-prometheusrule.py and its test. chromium: the status page's browser

@@ -206,7 +206,8 @@ class FileLoader {
 
   Status LoadWeb(const YAML::Node& web) {
     if (!web.IsDefined()) return Status::Ok();
-    if (Status s = CheckMap(web, "web", {"listen_address", "tls", "basic_auth"}); !s) return s;
+    if (Status s = CheckMap(web, "web", {"listen_address", "config_file", "tls", "basic_auth"}); !s)
+      return s;
     if (web.IsNull()) return Status::Ok();
     if (Status s = Field(web, "web", "listen_address", cfg_.web.listen_address,
                          [](const std::string& v) -> Result<std::string> {
@@ -216,6 +217,7 @@ class FileLoader {
                          });
         !s)
       return s;
+    if (Status s = StringField(web, "web", "config_file", cfg_.web.config_file); !s) return s;
     YAML::Node tls = web["tls"];
     if (tls.IsDefined()) {
       if (Status s = CheckMap(tls, "web.tls", {"cert_file", "key_file"}); !s) return s;
@@ -377,6 +379,10 @@ Status ApplyFlags(const CommandLine& f, Config& cfg) {
     auto a = ParseListenAddress(*f.listen_address);
     if (!a.ok()) return bad("web.listen-address", a.error());
     cfg.web.listen_address = *f.listen_address;
+  }
+  if (f.web_config_file) {
+    if (f.web_config_file->empty()) return Invalid("--web.config.file: empty file name");
+    cfg.web.config_file = *f.web_config_file;
   }
   if (f.interval) {
     auto d = ParsePositiveDuration(*f.interval);
@@ -570,6 +576,11 @@ Result<Config> LoadConfig(const CommandLine& flags, std::string_view file_name,
   if (Status s = CheckClusterLabels(cfg, file_name); !s) return s;
   if (Status s = ApplyFlags(flags, cfg); !s) return s;
   if (Status s = CheckClusterLabels(cfg, ""); !s) return s;
+  if (!cfg.web.config_file.empty() &&
+      (!cfg.web.tls_cert_file.empty() || !cfg.web.basic_auth_users.empty()))
+    return Invalid(
+        "web.config_file (--web.config.file) replaces the deprecated web.tls and web.basic_auth: "
+        "set TLS and users in the web config file only (docs/app.md)");
   if (!cfg.cluster_name.empty() && cfg.clusters.size() > 1)
     return Invalid((flags.cluster_name ? std::string("--cluster.name")
                                        : std::string(file_name) + ": cluster_name") +

@@ -15,6 +15,7 @@ Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
       ("context", po::value<std::vector<std::string>>()->composing())  //
       ("config.file", po::value<std::string>())                        //
       ("web.listen-address", po::value<std::string>())                 //
+      ("web.config.file", po::value<std::string>())                    //
       ("interval", po::value<std::string>())                           //
       ("target", po::value<std::vector<std::string>>()->composing())   //
       ("once", po::bool_switch(&cl.once))                              //
@@ -44,6 +45,7 @@ Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
   cl.kubeconfig = opt("kubeconfig");
   cl.config_file = opt("config.file");
   cl.listen_address = opt("web.listen-address");
+  cl.web_config_file = opt("web.config.file");
   cl.interval = opt("interval");
   cl.output = opt("output");
   cl.log_level = opt("log.level");
@@ -92,6 +94,13 @@ Flags (a flag overrides the same setting in the config file):
                              Default: none.   Example: --config.file ~/.config/gpuattr.yaml
   --web.listen-address ADDR  where to serve /metrics, /healthz, /readyz and the status page /.
                              Default: 127.0.0.1:9787.   Example: --web.listen-address :9787
+                             Bound to a loopback address, the server answers only requests
+                             whose Host is localhost, 127.0.0.0/8 or [::1] (DNS rebinding).
+  --web.config.file FILE     TLS and basic auth, in the Prometheus exporter-toolkit web config
+                             format (tls_server_config, basic_auth_users with bcrypt hashes);
+                             see docs/app.md. Same as `web.config_file` in the file.
+                             Default: none (plain HTTP, no auth).
+                             Example: --web.config.file /etc/gpuattr/web.yml
   --interval DURATION        time between cycles (Go duration: 500ms, 20s, 1m30s).
                              Default: 20s.   Example: --interval 30s
   --target PIN               scrape this target in addition to discovery; repeatable.

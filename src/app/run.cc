@@ -8,10 +8,8 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <ostream>
-#include <sstream>
 #include <thread>
 
 #include "gpuattr/app/memory.h"
@@ -251,28 +249,6 @@ void CycleLoop::RunUntilShutdown(std::chrono::milliseconds interval) {
   for (auto& t : clusters) t.join();
 }
 
-Result<std::vector<publish::Credential>> ReadCredentials(const std::vector<BasicAuthUser>& users) {
-  std::vector<publish::Credential> out;
-  for (const auto& u : users) {
-    std::ifstream in(u.password_file, std::ios::binary);
-    if (!in)
-      return MakeError(ErrorCode::kInvalidArgument, "web.basic_auth: cannot read password_file \"" +
-                                                        u.password_file + "\" of user \"" +
-                                                        u.username + "\": " + std::strerror(errno));
-    std::ostringstream text;
-    text << in.rdbuf();
-    std::string pw = text.str();
-    if (!pw.empty() && pw.back() == '\n') pw.pop_back();
-    if (!pw.empty() && pw.back() == '\r') pw.pop_back();
-    if (pw.empty())
-      return MakeError(ErrorCode::kInvalidArgument, "web.basic_auth: password_file \"" +
-                                                        u.password_file + "\" of user \"" +
-                                                        u.username + "\" is empty");
-    out.push_back({u.username, std::move(pw)});
-  }
-  return out;
-}
-
 int Run(const Config& config, const SessionFactory& factory, std::ostream& out, std::ostream& err) {
   log::SetLevel(config.log_level);
   TuneAllocator();
@@ -319,17 +295,20 @@ int Run(const Config& config, const SessionFactory& factory, std::ostream& out, 
     err << "gpuattr: web.listen_address: " << addr.error().message << "\n";
     return kExitUsage;
   }
-  auto users = ReadCredentials(config.web.basic_auth_users);
-  if (!users.ok()) {
-    err << "gpuattr: " << users.error().message << "\n";
+  auto security = LoadWebSecurity(config.web);
+  if (!security.ok()) {
+    err << "gpuattr: " << security.error().message << "\n";
     return kExitUsage;
   }
+  if (UsesDeprecatedWebKeys(config.web))
+    log::Warn(
+        "web.tls and web.basic_auth (plain password files) are deprecated and will be removed in "
+        "the next release: move them to a web config file (--web.config.file, docs/app.md)");
   publish::ServerOptions so;
   so.host = addr->host;
   so.port = addr->port;
-  so.tls_cert_file = config.web.tls_cert_file;
-  so.tls_key_file = config.web.tls_key_file;
-  so.users = std::move(*users);
+  so.tls = std::move(security->tls);
+  so.users = std::move(security->users);
   so.page_refresh_seconds = std::chrono::duration<double>(config.interval).count();
   auto server = publish::MetricsServer::Start(so, store);
   if (!server.ok()) {

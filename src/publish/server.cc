@@ -1,93 +1,533 @@
 #include "gpuattr/publish/server.h"
 
-#include <httplib.h>
-#include <openssl/crypto.h>
-#include <openssl/sha.h>
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
-#include <chrono>
+#include <climits>
+#include <condition_variable>
+#include <csignal>
 #include <cstring>
+#include <deque>
+#include <mutex>
 #include <thread>
 
-#include "gpuattr/publish/families.h"
-#include "gpuattr/publish/outputs.h"
-#include "gpuattr/publish/status_page.h"
+#include "gpuattr/publish/http_routes.h"
 #include "gpuattr/util/log.h"
 
 namespace gpuattr::publish {
 namespace {
 
-constexpr const char* kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
+using Steady = std::chrono::steady_clock;
 
-std::string Base64Decode(std::string_view in, bool& ok) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  while (!in.empty() && in.back() == '=') in.remove_suffix(1);
-  std::string out;
-  unsigned buf = 0;
-  int bits = 0;
-  ok = true;
-  for (char c : in) {
-    int v = value(c);
-    if (v < 0) {
-      ok = false;
-      return {};
-    }
-    buf = (buf << 6) | static_cast<unsigned>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((buf >> bits) & 0xff));
-    }
-  }
-  return out;
-}
-
-std::array<unsigned char, SHA256_DIGEST_LENGTH> Digest(std::string_view s) {
-  std::array<unsigned char, SHA256_DIGEST_LENGTH> d{};
-  SHA256(reinterpret_cast<const unsigned char*>(s.data()), s.size(), d.data());
-  return d;
-}
+constexpr size_t kReadChunk = 4096;
+constexpr size_t kTlsWriteChunk = 1u << 20;
+constexpr int kMaxIov = 64;
+constexpr int kAcceptsPerWakeup = 64;
 
 std::string Address(const std::string& host, int port) {
   bool v6 = host.find(':') != std::string::npos;
   return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
 
+bool IsLoopback(const sockaddr_storage& a) {
+  if (a.ss_family == AF_INET)
+    return (ntohl(reinterpret_cast<const sockaddr_in&>(a).sin_addr.s_addr) >> 24) == 127;
+  if (a.ss_family == AF_INET6) {
+    const in6_addr& v6 = reinterpret_cast<const sockaddr_in6&>(a).sin6_addr;
+    return IN6_IS_ADDR_LOOPBACK(&v6) || (IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127);
+  }
+  return false;
+}
+
+// Where a connection is. Every phase but kWorking has a deadline and waits on its socket.
+enum class Phase {
+  kHandshake,  // TLS
+  kReading,    // the request head
+  kWorking,    // a worker builds the response
+  kWriting,
+  kLingering,  // after a refusal: shut for writing, reading and dropping until the peer closes
+};
+
+struct Conn {
+  uint64_t id = 0;
+  int fd = -1;
+  SSL* ssl = nullptr;
+  Phase phase = Phase::kReading;
+  Steady::time_point deadline;
+  short events = POLLIN;
+  std::string in;  // the head being read, and what followed it (at most HeadLimit + 1 bytes)
+  HeadScanner scanner;
+  size_t requests = 0;
+  Response response;
+  std::vector<std::string_view> out;  // response.head, then its body pieces
+  size_t out_index = 0;
+  size_t out_offset = 0;
+  size_t lingered = 0;
+  bool dead = false;
+
+  Conn() = default;
+  Conn(const Conn&) = delete;
+  Conn& operator=(const Conn&) = delete;
+  ~Conn() {
+    if (ssl) SSL_free(ssl);
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+struct Job {
+  uint64_t id;
+  RequestHead head;
+  bool close;
+};
+
+struct Done {
+  uint64_t id;
+  Response response;
+};
+
+enum class Io { kOk, kWantRead, kWantWrite, kClosed };
+
+Io TlsResult(SSL* ssl, int rc) {
+  switch (SSL_get_error(ssl, rc)) {
+    case SSL_ERROR_WANT_READ:
+      return Io::kWantRead;
+    case SSL_ERROR_WANT_WRITE:
+      return Io::kWantWrite;
+    default:
+      ERR_clear_error();  // this connection's failure is not the next one's
+      return Io::kClosed;
+  }
+}
+
+Io Receive(Conn& c, char* buf, size_t n, size_t& got) {
+  got = 0;
+  if (c.ssl) {
+    int rc = SSL_read(c.ssl, buf, static_cast<int>(n));
+    if (rc > 0) {
+      got = static_cast<size_t>(rc);
+      return Io::kOk;
+    }
+    return TlsResult(c.ssl, rc);
+  }
+  while (true) {
+    ssize_t rc = ::recv(c.fd, buf, n, MSG_DONTWAIT);
+    if (rc > 0) {
+      got = static_cast<size_t>(rc);
+      return Io::kOk;
+    }
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return Io::kWantRead;
+    return Io::kClosed;  // EOF or error
+  }
+}
+
 }  // namespace
 
-bool CheckBasicAuth(std::string_view header, const std::vector<Credential>& users) {
-  constexpr std::string_view kPrefix = "Basic ";
-  if (header.size() <= kPrefix.size()) return false;
-  for (size_t i = 0; i < kPrefix.size(); ++i)  // the scheme is case-insensitive
-    if (std::tolower(static_cast<unsigned char>(header[i])) !=
-        std::tolower(static_cast<unsigned char>(kPrefix[i])))
-      return false;
-  bool ok = false;
-  std::string given = Base64Decode(header.substr(kPrefix.size()), ok);
-  if (!ok) return false;
-  // Digests make every comparison the same length; no early exit over the user list.
-  auto given_digest = Digest(given);
-  bool match = false;
-  for (const Credential& u : users) {
-    auto want = Digest(u.username + ":" + u.password);
-    match |= CRYPTO_memcmp(given_digest.data(), want.data(), want.size()) == 0;
-  }
-  return match;
+std::optional<std::string> ExposureWarning(bool loopback, bool tls, bool authenticated) {
+  if (loopback || (tls && authenticated)) return std::nullopt;
+  std::string missing = !tls && !authenticated ? "without TLS and without authentication"
+                        : !tls                 ? "without TLS (credentials and data in clear text)"
+                                               : "without authentication";
+  return "listening on a non-loopback address " + missing +
+         ": anyone who can reach it reads the cluster's GPU inventory; set --web.config.file "
+         "(tls_server_config, basic_auth_users)";
 }
 
 struct MetricsServer::Impl {
-  std::unique_ptr<httplib::Server> server;
+  ServerOptions opt;
   std::shared_ptr<const SnapshotStore> store;
-  std::thread thread;
+  SslCtxPtr tls;
+  std::unique_ptr<BasicAuth> auth;
+  RouteContext routes;
+  int listen_fd = -1;
+  int wake_fd = -1;
+  bool loopback = false;
   int port = 0;
+
+  std::thread loop;
+  std::vector<std::thread> workers;
+  std::atomic<bool> stopping{false};
+
+  std::mutex mu;  // guards jobs, done, workers_stop
+  std::condition_variable cv;
+  std::deque<Job> jobs;  // at most one per connection
+  std::deque<Done> done;
+  bool workers_stop = false;
+
+  // Owned by the loop thread.
+  std::vector<std::unique_ptr<Conn>> conns;
+  uint64_t next_id = 1;
+  Steady::time_point accept_paused_until;
+
+  ~Impl() {
+    if (listen_fd >= 0) ::close(listen_fd);
+    if (wake_fd >= 0) ::close(wake_fd);
+  }
+
+  void Wake() {
+    uint64_t one = 1;
+    [[maybe_unused]] ssize_t rc = ::write(wake_fd, &one, sizeof one);
+  }
+
+  // ---- the worker pool -----------------------------------------------------------------------
+
+  void Work() {
+    while (true) {
+      Job job;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return workers_stop || !jobs.empty(); });
+        if (workers_stop) return;
+        job = std::move(jobs.front());
+        jobs.pop_front();
+      }
+      Response r = Handle(job);
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        done.push_back({job.id, std::move(r)});
+      }
+      Wake();
+    }
+  }
+
+  Response Handle(const Job& job) {
+    const bool head_only = job.head.method == "HEAD";
+    try {
+      if (auth) {
+        const std::string* header = job.head.Header("authorization");
+        if (!header || !auth->Check(*header)) return Unauthorized(head_only, job.close);
+      }
+      return Serve(job.head, routes, job.close);
+    } catch (const std::exception& e) {  // out of memory while rendering a page
+      log::Error("cannot answer a request", {{"path", job.head.path}, {"err", e.what()}});
+      return Refuse({500, "the response could not be built"}, head_only);
+    }
+  }
+
+  // ---- the socket loop -----------------------------------------------------------------------
+
+  void Loop() {
+    // Writes to a peer that went away must not raise SIGPIPE (OpenSSL writes with write()). The
+    // signal is thread-directed, so blocking it here is enough.
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+
+    std::vector<pollfd> fds;
+    std::vector<Conn*> polled;
+    while (!stopping.load()) {
+      Steady::time_point now = Steady::now();
+      fds.clear();
+      polled.clear();
+      fds.push_back({wake_fd, POLLIN, 0});
+      const bool accepting =
+          conns.size() < opt.limits.max_connections && now >= accept_paused_until;
+      fds.push_back({accepting ? listen_fd : -1, POLLIN, 0});  // a negative fd is skipped
+      Steady::time_point next = Steady::time_point::max();
+      if (!accepting && now < accept_paused_until) next = accept_paused_until;
+      for (auto& c : conns) {
+        if (c->phase == Phase::kWorking) continue;
+        fds.push_back({c->fd, c->events, 0});
+        polled.push_back(c.get());
+        next = std::min(next, c->deadline);
+      }
+      int timeout = -1;
+      if (next != Steady::time_point::max()) {
+        auto ms = std::chrono::ceil<std::chrono::milliseconds>(next - now).count();
+        timeout = static_cast<int>(std::clamp<long long>(ms, 0, INT_MAX));
+      }
+      int n = ::poll(fds.data(), fds.size(), timeout);
+      if (n < 0 && errno != EINTR) {
+        log::Error("poll failed", {{"err", std::strerror(errno)}});
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        continue;
+      }
+      now = Steady::now();
+      if (n > 0 && fds[0].revents) TakeDone(now);
+      if (n > 0 && accepting && fds[1].revents) Accept(now);
+      for (size_t i = 0; n > 0 && i < polled.size(); ++i) {
+        Conn& c = *polled[i];
+        short revents = fds[i + 2].revents;
+        if (!revents || c.dead || c.phase == Phase::kWorking) continue;
+        if (revents & POLLNVAL) {
+          c.dead = true;
+          continue;
+        }
+        Advance(c, now);
+      }
+      for (auto& c : conns)
+        if (!c->dead && c->phase != Phase::kWorking && now >= c->deadline) Expire(*c, now);
+      std::erase_if(conns, [](const std::unique_ptr<Conn>& c) { return c->dead; });
+    }
+    conns.clear();
+  }
+
+  void TakeDone(Steady::time_point now) {
+    uint64_t count;
+    [[maybe_unused]] ssize_t rc = ::read(wake_fd, &count, sizeof count);
+    std::deque<Done> finished;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      finished.swap(done);
+    }
+    for (Done& d : finished) {
+      auto it = std::find_if(conns.begin(), conns.end(),
+                             [&](const std::unique_ptr<Conn>& c) { return c->id == d.id; });
+      if (it != conns.end() && (*it)->phase == Phase::kWorking)
+        Respond(**it, std::move(d.response), now);
+    }
+  }
+
+  void Accept(Steady::time_point now) {
+    for (int i = 0; i < kAcceptsPerWakeup && conns.size() < opt.limits.max_connections; ++i) {
+      int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK) {
+          // Out of descriptors or memory: the pending connection stays in the backlog; retry
+          // shortly instead of spinning on a listen socket that stays readable.
+          log::Warn("cannot accept a connection", {{"err", std::strerror(errno)}});
+          accept_paused_until = now + std::chrono::milliseconds(100);
+        }
+        return;
+      }
+      int one = 1;
+      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      auto c = std::make_unique<Conn>();
+      c->id = next_id++;
+      c->fd = fd;
+      c->scanner = HeadScanner(opt.limits.http);
+      c->deadline = now + opt.limits.header_timeout;
+      if (tls) {
+        c->ssl = SSL_new(tls.get());
+        if (!c->ssl || SSL_set_fd(c->ssl, fd) != 1) {
+          ERR_clear_error();
+          continue;  // c closes the socket
+        }
+        SSL_set_accept_state(c->ssl);
+        c->phase = Phase::kHandshake;
+      }
+      Conn& ref = *c;
+      conns.push_back(std::move(c));
+      Advance(ref, now);
+    }
+  }
+
+  void Advance(Conn& c, Steady::time_point now) {
+    switch (c.phase) {
+      case Phase::kHandshake:
+        return Handshake(c, now);
+      case Phase::kReading:
+        return Read(c, now);
+      case Phase::kWriting:
+        return Write(c, now);
+      case Phase::kLingering:
+        return Linger(c);
+      case Phase::kWorking:
+        return;
+    }
+  }
+
+  void Expire(Conn& c, Steady::time_point now) {
+    if (c.phase == Phase::kReading && !c.in.empty()) {
+      Respond(c, Refuse({408, "the request head did not arrive in time"}, false), now);
+      return;
+    }
+    c.dead = true;  // a handshake or an idle keep-alive that timed out, a write or a linger
+  }
+
+  void Handshake(Conn& c, Steady::time_point now) {
+    int rc = SSL_do_handshake(c.ssl);
+    if (rc == 1) {
+      c.phase = Phase::kReading;
+      c.events = POLLIN;
+      return Read(c, now);
+    }
+    Io io = TlsResult(c.ssl, rc);
+    if (io == Io::kClosed) {
+      log::Debug("TLS handshake failed");
+      c.dead = true;
+      return;
+    }
+    c.events = io == Io::kWantWrite ? POLLOUT : POLLIN;
+  }
+
+  void Read(Conn& c, Steady::time_point now) {
+    const size_t cap = HeadLimit(opt.limits.http) + 1;
+    // Bytes that followed the previous request (pipelining) come first.
+    HeadScanner::State state = c.in.empty() ? HeadScanner::State::kNeedMore : c.scanner.Scan(c.in);
+    while (state == HeadScanner::State::kNeedMore) {
+      if (c.in.size() >= cap) {  // the scanner decides before this; a guard, not a path
+        state = HeadScanner::State::kRejected;
+        break;
+      }
+      const size_t old = c.in.size();
+      c.in.resize(old + std::min(kReadChunk, cap - old));
+      size_t got = 0;
+      Io io = Receive(c, c.in.data() + old, c.in.size() - old, got);
+      c.in.resize(old + got);
+      if (io == Io::kWantRead || io == Io::kWantWrite) {
+        c.events = io == Io::kWantWrite ? POLLOUT : POLLIN;
+        return;
+      }
+      if (io == Io::kClosed) {
+        c.dead = true;
+        return;
+      }
+      state = c.scanner.Scan(c.in);
+    }
+    if (state == HeadScanner::State::kRejected) {
+      HttpError e = c.scanner.error();
+      if (e.reason.empty()) e = {431, "request head too large"};
+      return Respond(c, Refuse(e, false), now);
+    }
+    Dispatch(c, now);
+  }
+
+  void Dispatch(Conn& c, Steady::time_point now) {
+    const size_t n = c.scanner.head_size();
+    ParsedHead parsed = ParseRequestHead(std::string_view(c.in).substr(0, n));
+    c.in.erase(0, n);
+    if (!parsed.head) return Respond(c, Refuse(parsed.error, false), now);
+    RequestHead& head = *parsed.head;
+    if (auto refused = Admit(head, loopback)) {
+      log::Debug("request refused", {{"status", refused->status}, {"reason", refused->reason}});
+      return Respond(c, Refuse(*refused, head.method == "HEAD"), now);
+    }
+    c.requests++;
+    const bool close = !head.KeepAlive() || c.requests >= opt.limits.max_requests_per_connection;
+    c.phase = Phase::kWorking;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      jobs.push_back({c.id, std::move(head), close});
+    }
+    cv.notify_one();
+  }
+
+  void Respond(Conn& c, Response r, Steady::time_point now) {
+    c.response = std::move(r);
+    c.out.clear();
+    c.out.push_back(c.response.head);
+    for (std::string_view p : c.response.BodyPieces())
+      if (!p.empty()) c.out.push_back(p);  // SSL_write takes no empty write
+    c.out_index = 0;
+    c.out_offset = 0;
+    c.phase = Phase::kWriting;
+    c.events = POLLOUT;
+    c.deadline = now + opt.limits.write_timeout;
+    Write(c, now);
+  }
+
+  // Moves the write position forward by `n` bytes.
+  static void Sent(Conn& c, size_t n) {
+    while (n > 0 && c.out_index < c.out.size()) {
+      size_t left = c.out[c.out_index].size() - c.out_offset;
+      size_t step = std::min(n, left);
+      c.out_offset += step;
+      n -= step;
+      if (c.out_offset == c.out[c.out_index].size()) {
+        c.out_index++;
+        c.out_offset = 0;
+      }
+    }
+  }
+
+  void Write(Conn& c, Steady::time_point now) {
+    while (c.out_index < c.out.size()) {
+      if (c.ssl) {
+        std::string_view piece = c.out[c.out_index].substr(c.out_offset);
+        int rc = SSL_write(c.ssl, piece.data(),
+                           static_cast<int>(std::min(piece.size(), kTlsWriteChunk)));
+        if (rc > 0) {
+          Sent(c, static_cast<size_t>(rc));
+          continue;
+        }
+        Io io = TlsResult(c.ssl, rc);
+        if (io == Io::kClosed) {
+          c.dead = true;
+          return;
+        }
+        c.events = io == Io::kWantRead ? POLLIN : POLLOUT;
+        return;
+      }
+      iovec iov[kMaxIov];
+      int count = 0;
+      for (size_t i = c.out_index; i < c.out.size() && count < kMaxIov; ++i) {
+        std::string_view p = c.out[i].substr(i == c.out_index ? c.out_offset : 0);
+        iov[count++] = {const_cast<char*>(p.data()), p.size()};
+      }
+      msghdr msg{};
+      msg.msg_iov = iov;
+      msg.msg_iovlen = static_cast<size_t>(count);
+      ssize_t rc = ::sendmsg(c.fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (rc >= 0) {
+        Sent(c, static_cast<size_t>(rc));
+        continue;
+      }
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        c.events = POLLOUT;
+        return;
+      }
+      c.dead = true;
+      return;
+    }
+    // The response is out: let go of it (and of the exposition it holds).
+    const bool close = c.response.close;
+    c.response = Response();
+    c.out.clear();
+    if (close || stopping.load()) return StartLinger(c, now);
+    c.phase = Phase::kReading;
+    c.events = POLLIN;
+    c.scanner.Reset();
+    c.deadline = now + opt.limits.header_timeout;
+    Read(c, now);  // a pipelined request, or bytes TLS already holds, would wake no poll
+  }
+
+  void StartLinger(Conn& c, Steady::time_point now) {
+    if (c.ssl) {
+      SSL_shutdown(c.ssl);  // close_notify, once; the reply is not awaited
+      ERR_clear_error();
+    }
+    ::shutdown(c.fd, SHUT_WR);
+    c.phase = Phase::kLingering;
+    c.events = POLLIN;
+    c.deadline = now + opt.limits.linger;
+    c.in.clear();
+    c.in.shrink_to_fit();
+    Linger(c);
+  }
+
+  // Reads and drops what the peer still sends (the rest of a refused body, say), at most
+  // linger_bytes, so that closing does not reset the connection before it read our answer.
+  void Linger(Conn& c) {
+    char buf[16384];
+    while (c.lingered <= opt.limits.linger_bytes) {
+      ssize_t rc = ::recv(c.fd, buf, sizeof buf, MSG_DONTWAIT);
+      if (rc > 0) {
+        c.lingered += static_cast<size_t>(rc);
+        continue;
+      }
+      if (rc < 0 && errno == EINTR) continue;
+      if (rc < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+      break;  // the peer closed, or an error
+    }
+    c.dead = true;
+  }
 };
 
 MetricsServer::MetricsServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -95,107 +535,100 @@ MetricsServer::~MetricsServer() { Stop(); }
 int MetricsServer::port() const { return impl_->port; }
 
 void MetricsServer::Stop() {
-  if (!impl_ || !impl_->thread.joinable()) return;
-  impl_->server->stop();
-  impl_->thread.join();
+  if (!impl_ || !impl_->loop.joinable()) return;
+  impl_->stopping.store(true);
+  impl_->Wake();
+  impl_->loop.join();
+  // No more connections: a client now gets "connection refused" rather than a silent backlog.
+  ::close(impl_->listen_fd);
+  impl_->listen_fd = -1;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->workers_stop = true;
+  }
+  impl_->cv.notify_all();
+  for (std::thread& w : impl_->workers) w.join();
+  impl_->workers.clear();
 }
 
 Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(
     const ServerOptions& opt, std::shared_ptr<const SnapshotStore> store) {
   auto impl = std::make_unique<Impl>();
+  impl->opt = opt;
   impl->store = std::move(store);
-  const bool tls = !opt.tls_cert_file.empty() || !opt.tls_key_file.empty();
-  if (tls) {
-    auto s =
-        std::make_unique<httplib::SSLServer>(opt.tls_cert_file.c_str(), opt.tls_key_file.c_str());
-    if (!s->is_valid())
-      return MakeError(ErrorCode::kInvalidArgument,
-                       "web.tls: cannot use cert_file \"" + opt.tls_cert_file +
-                           "\" with key_file \"" + opt.tls_key_file +
-                           "\" (unreadable, not PEM, or the key does not belong to the cert)");
-    impl->server = std::move(s);
-  } else {
-    impl->server = std::make_unique<httplib::Server>();
+  if (opt.tls) {
+    auto ctx = MakeServerTlsContext(*opt.tls);
+    if (!ctx.ok()) return ctx.error();
+    impl->tls = std::move(*ctx);
   }
-  httplib::Server& srv = *impl->server;
-  const SnapshotStore* st = impl->store.get();
-
   if (!opt.users.empty()) {
-    srv.set_pre_routing_handler(
-        [users = opt.users](const httplib::Request& req, httplib::Response& res) {
-          if (CheckBasicAuth(req.get_header_value("Authorization"), users))
-            return httplib::Server::HandlerResponse::Unhandled;
-          res.status = 401;
-          res.set_header("WWW-Authenticate", "Basic realm=\"gpuattr\", charset=\"UTF-8\"");
-          res.set_content("401 unauthorized\n", "text/plain; charset=utf-8");
-          return httplib::Server::HandlerResponse::Handled;
-        });
+    auto auth = BasicAuth::Make(opt.users);
+    if (!auth.ok()) return auth.error();
+    impl->auth = std::move(*auth);
   }
-  srv.Get("/metrics", [st](const httplib::Request&, httplib::Response& res) {
-    // The exposition rendered when the snapshot was published. httplib copies it into the
-    // response and gzips text/* bodies itself when the request's Accept-Encoding allows it.
-    res.set_content(st->GetExposition()->text.Join(), kMetricsContentType);
-  });
-  srv.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("ok\n", "text/plain; charset=utf-8");
-  });
-  srv.Get("/readyz", [st](const httplib::Request&, httplib::Response& res) {
-    if (st->Get()->complete) {
-      res.set_content("ready\n", "text/plain; charset=utf-8");
-    } else {
-      res.status = 503;
-      res.set_content("not ready: the first cycle has not finished\n", "text/plain; charset=utf-8");
-    }
-  });
-  Clock* clock = opt.clock ? opt.clock : &SystemClock();
-  ViewOptions view;
-  view.refresh_seconds = opt.page_refresh_seconds;
-  srv.Get("/", [st, clock, view](const httplib::Request&, httplib::Response& res) {
-    res.set_content(RenderStatusPage(*st->Get(), UnixSeconds(clock->WallNow()), view),
-                    "text/html; charset=utf-8");
-  });
-  srv.Get("/snapshot.json", [st, clock, view](const httplib::Request&, httplib::Response& res) {
-    res.set_content(
-        RenderSnapshotJson(BuildStatusView(*st->Get(), UnixSeconds(clock->WallNow()), view)),
-        "application/json");
-  });
-  srv.Get("/snapshot.md", [st, clock, view](const httplib::Request&, httplib::Response& res) {
-    res.set_content(
-        RenderMarkdown(BuildStatusView(*st->Get(), UnixSeconds(clock->WallNow()), view)),
-        "text/markdown; charset=utf-8");
-  });
-  srv.set_error_handler([](const httplib::Request&, httplib::Response& res) {
-    if (res.body.empty() && res.status == 404)
-      res.set_content("404 page not found\n", "text/plain; charset=utf-8");
-  });
+  impl->routes.store = impl->store.get();
+  impl->routes.clock = opt.clock ? opt.clock : &SystemClock();
+  impl->routes.view.refresh_seconds = opt.page_refresh_seconds;
 
-  // httplib's default sets SO_REUSEPORT, which lets a second gpuattr bind the same port and
-  // silently share the traffic. SO_REUSEADDR alone still allows a quick restart.
-  srv.set_socket_options([](socket_t sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  });
-  errno = 0;
-  if (opt.port == 0) {
-    impl->port = srv.bind_to_any_port(opt.host);
-  } else {
-    impl->port = srv.bind_to_port(opt.host, opt.port) ? opt.port : -1;
-  }
-  if (impl->port < 0) {
-    int err = errno;
-    std::string why =
-        err ? std::strerror(err) : "address in use, not an address of this host, or not permitted";
+  auto cannot_listen = [&](int err) {
     return MakeError(ErrorCode::kUnavailable,
-                     "cannot listen on " + Address(opt.host, opt.port) + ": " + why);
+                     "cannot listen on " + Address(opt.host, opt.port) + ": " + std::strerror(err));
+  };
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(opt.port);
+  if (int rc = ::getaddrinfo(opt.host.c_str(), service.c_str(), &hints, &found); rc != 0)
+    return MakeError(ErrorCode::kUnavailable,
+                     "cannot listen on " + Address(opt.host, opt.port) + ": " + ::gai_strerror(rc));
+  int err = 0;
+  for (addrinfo* a = found; a && impl->listen_fd < 0; a = a->ai_next) {
+    int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) {
+      err = errno;
+      continue;
+    }
+    // SO_REUSEADDR for a quick restart; never SO_REUSEPORT, which would let a second gpuattr
+    // bind the same port and silently share the traffic.
+    int yes = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) != 0 || ::listen(fd, SOMAXCONN) != 0) {
+      err = errno;
+      ::close(fd);
+      continue;
+    }
+    impl->listen_fd = fd;
   }
-  httplib::Server* raw = impl->server.get();
-  impl->thread = std::thread([raw] { raw->listen_after_bind(); });
-  // Wait until the accept loop runs, so that Stop() right after Start() cannot miss it.
-  for (int i = 0; i < 500 && !raw->is_running(); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ::freeaddrinfo(found);
+  if (impl->listen_fd < 0) return cannot_listen(err ? err : EADDRNOTAVAIL);
+  sockaddr_storage bound{};
+  socklen_t len = sizeof bound;
+  if (::getsockname(impl->listen_fd, reinterpret_cast<sockaddr*>(&bound), &len) != 0)
+    return cannot_listen(errno);
+  impl->port =
+      ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<const sockaddr_in6&>(bound).sin6_port
+                                        : reinterpret_cast<const sockaddr_in&>(bound).sin_port);
+  impl->loopback = IsLoopback(bound);
+  impl->wake_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (impl->wake_fd < 0)
+    return MakeError(ErrorCode::kInternal, std::string("eventfd: ") + std::strerror(errno));
+
+  const bool verified_clients =
+      opt.tls && opt.tls->client_auth == ClientAuth::kRequireAndVerifyClientCert;
+  if (auto warning = ExposureWarning(impl->loopback, opt.tls.has_value(),
+                                     !opt.users.empty() || verified_clients))
+    log::Warn(*warning, {{"address", Address(opt.host, impl->port)}});
+
+  Impl* raw = impl.get();
+  for (int i = 0; i < std::max(1, opt.limits.workers); ++i)
+    raw->workers.emplace_back([raw] { raw->Work(); });
+  raw->loop = std::thread([raw] { raw->Loop(); });
   log::Info("serving", {{"address", Address(opt.host, impl->port)},
-                        {"tls", tls ? "true" : "false"},
-                        {"basic_auth", opt.users.empty() ? "false" : "true"}});
+                        {"tls", opt.tls ? "true" : "false"},
+                        {"basic_auth", opt.users.empty() ? "false" : "true"},
+                        {"host_check", impl->loopback ? "loopback names only" : "off"}});
   return std::unique_ptr<MetricsServer>(new MetricsServer(std::move(impl)));
 }
 

@@ -1,4 +1,5 @@
 // The HTTP server on 127.0.0.1 with an OS-chosen port.
+#include <crypt.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -9,6 +10,7 @@
 #include <string>
 
 #include "gpuattr/publish/families.h"
+#include "gpuattr/publish/process_metrics.h"
 #include "gpuattr/publish/server.h"
 
 namespace gpuattr::publish {
@@ -81,7 +83,12 @@ TEST(AppServer, MetricsPlainAndGzip) {
   EXPECT_EQ(plain->status, 200);
   EXPECT_EQ(plain->get_header_value("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
   EXPECT_FALSE(plain->has_header("Content-Encoding"));
-  EXPECT_EQ(plain->body, RenderText(*store->Get()));
+  // The exposition rendered at publication, then this scrape's process_* tail.
+  const std::string rendered = RenderText(*store->Get());
+  EXPECT_EQ(plain->body.substr(0, rendered.size()), rendered);
+  EXPECT_THAT(
+      plain->body.substr(rendered.size()),
+      HasSubstr("# TYPE process_resident_memory_bytes gauge\nprocess_resident_memory_bytes "));
   EXPECT_THAT(plain->body, HasSubstr("gpuattr_cluster_up{cluster=\"kind-gpu\"} 1\n"));
 
   auto gz = cli.Get("/metrics", {{"Accept-Encoding", "gzip"}});
@@ -89,7 +96,10 @@ TEST(AppServer, MetricsPlainAndGzip) {
   EXPECT_EQ(gz->status, 200);
   EXPECT_EQ(gz->get_header_value("Content-Encoding"), "gzip");
   EXPECT_LT(gz->body.size(), plain->body.size());
-  EXPECT_EQ(Gunzip(gz->body), plain->body);
+  // The same text (the process values of another scrape differ).
+  const std::string unzipped = Gunzip(gz->body);
+  EXPECT_EQ(unzipped.substr(0, rendered.size()), rendered);
+  EXPECT_THAT(unzipped.substr(rendered.size()), HasSubstr("process_open_fds "));
 }
 
 TEST(AppServer, HealthReadinessStatusAndNotFound) {
@@ -140,9 +150,19 @@ TEST(AppServer, HealthReadinessStatusAndNotFound) {
   EXPECT_THAT(missing->body, HasSubstr("404"));
 }
 
+// A bcrypt hash made by libcrypt itself, with a salt of the given prefix ($2b$ or $2y$).
+std::string Bcrypt(const char* password, const char* prefix) {
+  char salt[CRYPT_GENSALT_OUTPUT_SIZE];
+  EXPECT_TRUE(crypt_gensalt_rn(prefix, 4, nullptr, 0, salt, sizeof salt));
+  crypt_data data{};
+  const char* hash = crypt_r(password, salt, &data);
+  EXPECT_TRUE(hash && std::string(hash).starts_with(prefix));
+  return hash ? hash : "";
+}
+
 TEST(AppServer, BasicAuth) {
   ServerOptions opt = Loopback();
-  opt.users = {{"prom", "s3cret"}, {"grafana", "other"}};
+  opt.users = {{"prom", Bcrypt("s3cret", "$2y$")}, {"grafana", Bcrypt("other", "$2b$")}};
   auto srv = MustStart(opt, StoreWith("c", true));
   ASSERT_TRUE(srv);
   httplib::Client cli("127.0.0.1", srv->port());
@@ -168,17 +188,26 @@ TEST(AppServer, BasicAuth) {
   auto second = cli.Get("/healthz");
   ASSERT_TRUE(second);
   EXPECT_EQ(second->status, 200);
+
+  cli.set_basic_auth("nobody", "s3cret");  // an unknown user
+  auto unknown = cli.Get("/metrics");
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 401);
 }
 
 TEST(AppServer, CheckBasicAuthParsesTheHeader) {
-  std::vector<Credential> users = {{"prom", "s3cret"}};
-  EXPECT_TRUE(CheckBasicAuth("Basic cHJvbTpzM2NyZXQ=", users));  // prom:s3cret
-  EXPECT_TRUE(CheckBasicAuth("basic cHJvbTpzM2NyZXQ=", users));
-  EXPECT_FALSE(CheckBasicAuth("Basic cHJvbTpzM2NyZXR4", users));  // prom:s3cretx
-  EXPECT_FALSE(CheckBasicAuth("Bearer cHJvbTpzM2NyZXQ=", users));
-  EXPECT_FALSE(CheckBasicAuth("Basic !!!", users));
-  EXPECT_FALSE(CheckBasicAuth("", users));
-  EXPECT_FALSE(CheckBasicAuth("Basic cHJvbTpzM2NyZXQ=", {}));
+  auto auth = BasicAuth::Make({{"prom", Bcrypt("s3cret", "$2y$")}});
+  ASSERT_TRUE(auth.ok()) << auth.error().message;
+  BasicAuth& users = **auth;
+  EXPECT_TRUE(users.Check("Basic cHJvbTpzM2NyZXQ="));  // prom:s3cret
+  EXPECT_TRUE(users.Check("basic cHJvbTpzM2NyZXQ="));
+  EXPECT_FALSE(users.Check("Basic cHJvbTpzM2NyZXR4"));  // prom:s3cretx
+  EXPECT_FALSE(users.Check("Bearer cHJvbTpzM2NyZXQ="));
+  EXPECT_FALSE(users.Check("Basic !!!"));
+  EXPECT_FALSE(users.Check(""));
+  auto none = BasicAuth::Make({});
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE((*none)->Check("Basic cHJvbTpzM2NyZXQ="));
 }
 
 TEST(AppServer, BindFailureNamesTheAddress) {
@@ -226,8 +255,9 @@ class TlsFiles : public ::testing::Test {
 
 TEST_F(TlsFiles, ServesHttps) {
   ServerOptions opt = Loopback();
-  opt.tls_cert_file = P("a.crt");
-  opt.tls_key_file = P("a.key");
+  opt.tls = TlsOptions();
+  opt.tls->cert_file = P("a.crt");
+  opt.tls->key_file = P("a.key");
   auto srv = MustStart(opt, StoreWith("c", true));
   ASSERT_TRUE(srv);
   httplib::SSLClient cli("127.0.0.1", srv->port());
@@ -246,13 +276,14 @@ TEST_F(TlsFiles, ServesHttps) {
 
 TEST_F(TlsFiles, UnusableFilesAreNamed) {
   ServerOptions opt = Loopback();
-  opt.tls_cert_file = P("a.crt");
-  opt.tls_key_file = P("b.key");  // belongs to another cert
+  opt.tls = TlsOptions();
+  opt.tls->cert_file = P("a.crt");
+  opt.tls->key_file = P("b.key");  // belongs to another cert
   auto mismatch = MetricsServer::Start(opt, StoreWith("c", true));
   ASSERT_FALSE(mismatch.ok());
   EXPECT_THAT(mismatch.error().message, HasSubstr(P("a.crt")));
   EXPECT_THAT(mismatch.error().message, HasSubstr(P("b.key")));
-  opt.tls_key_file = P("missing.key");
+  opt.tls->key_file = P("missing.key");
   auto missing = MetricsServer::Start(opt, StoreWith("c", true));
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(missing.error().message, HasSubstr("missing.key"));

@@ -163,9 +163,9 @@ TEST(AppOptions, EveryOutputFormatIsKnown) {
 TEST(AppOptions, HelpTextTeaches) {
   std::string h = HelpText();
   for (const char* flag :
-       {"--kubeconfig", "--context", "--config.file", "--web.listen-address", "--interval",
-        "--target", "--once", "--output", "--log.level", "--state.file", "--cluster.name",
-        "--shard", "--total-shards", "--pod", "--version", "--help"})
+       {"--kubeconfig", "--context", "--config.file", "--web.listen-address", "--web.config.file",
+        "--interval", "--target", "--once", "--output", "--log.level", "--state.file",
+        "--cluster.name", "--shard", "--total-shards", "--pod", "--version", "--help"})
     EXPECT_THAT(h, HasSubstr(flag));
   EXPECT_THAT(h, HasSubstr("127.0.0.1:9787"));
   EXPECT_THAT(h, HasSubstr("20s"));

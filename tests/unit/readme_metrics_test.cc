@@ -8,6 +8,7 @@
 #include <string>
 
 #include "gpuattr/publish/families.h"
+#include "gpuattr/publish/process_metrics.h"
 #include "support/paths.h"
 
 namespace gpuattr::publish {
@@ -17,7 +18,7 @@ namespace {
 std::map<std::string, std::string> ReadmeFamilies() {
   std::istringstream in(gpuattr::testing::ReadFile(gpuattr::testing::SourceDir() / "README.md"));
   std::map<std::string, std::string> out;
-  const std::regex row(R"(^\| `(gpuattr_[a-z0-9_]+)` \| (gauge|counter) \|)");
+  const std::regex row(R"(^\| `((?:gpuattr|process)_[a-z0-9_]+)` \| (gauge|counter) \|)");
   std::string line;
   std::smatch m;
   while (std::getline(in, line))
@@ -38,6 +39,13 @@ TEST(ReadmeMetrics, EveryTabledFamilyIsDocumentedWithItsType) {
       EXPECT_EQ(it->second, f.type == prometheus::MetricType::Counter ? "counter" : "gauge")
           << f.name;
     }
+  }
+  for (const FamilySpec& f : ProcessFamilies()) {  // /metrics appends them at each scrape
+    ++tabled;
+    auto it = documented.find(std::string(f.name));
+    ASSERT_NE(it, documented.end()) << f.name << " is missing from the README metric table";
+    EXPECT_EQ(it->second, f.type == prometheus::MetricType::Counter ? "counter" : "gauge")
+        << f.name;
   }
   EXPECT_EQ(documented.size(), tabled) << "the README lists a family gpuattr does not emit";
 }

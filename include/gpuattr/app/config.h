@@ -43,6 +43,10 @@ struct BasicAuthUser {
 
 struct WebConfig {
   std::string listen_address = "127.0.0.1:9787";
+  // The exporter-toolkit web config file (TLS, bcrypt basic auth; app/web_config.h). Read at
+  // start by Run; exclusive with the deprecated keys below.
+  std::string config_file;
+  // Deprecated (read for one more release, with a warning): web.tls and web.basic_auth.
   std::string tls_cert_file;  // both set: serve HTTPS
   std::string tls_key_file;
   std::vector<BasicAuthUser> basic_auth_users;  // non-empty: every path needs basic auth

@@ -21,6 +21,7 @@ struct CommandLine {
   std::vector<std::string> contexts;  // --context, repeatable
   std::optional<std::string> config_file;
   std::optional<std::string> listen_address;
+  std::optional<std::string> web_config_file;  // --web.config.file
   std::optional<std::string> interval;
   std::vector<std::string> targets;  // --target, repeatable
   bool once = false;

@@ -10,6 +10,7 @@
 
 #include "gpuattr/app/config.h"
 #include "gpuattr/app/session.h"
+#include "gpuattr/app/web_config.h"
 #include "gpuattr/publish/server.h"
 #include "gpuattr/util/clock.h"
 
@@ -60,9 +61,6 @@ class CycleLoop {
   std::mutex mu_;                                // guards state_ and publishing
   std::vector<publish::ClusterSnapshot> state_;  // one per session, carried across cycles
 };
-
-// Reads every basic-auth password file (a trailing newline is dropped). Errors name the file.
-Result<std::vector<publish::Credential>> ReadCredentials(const std::vector<BasicAuthUser>& users);
 
 // Runs gpuattr with a validated Config: --once prints the exposition on `out`; otherwise serves
 // until SIGINT/SIGTERM. Returns the process exit code (see options.h); messages go to `err`.

@@ -1,0 +1,281 @@
+// TLS and bcrypt basic auth configured through the exporter-toolkit web config file
+// (--web.config.file), in process and through the gpuattr binary; client certificates.
+#include <arpa/inet.h>
+#include <crypt.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <thread>
+
+#include "gpuattr/app/web_config.h"
+#include "gpuattr/publish/server.h"
+#include "support/subprocess.h"
+#include "support/test_certs.h"
+
+namespace gpuattr::publish {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+const std::string kBinary = GPUATTR_BINARY_DIR "/gpuattr";
+
+// A hash made by libcrypt itself ($2y$ as htpasswd -B writes it, $2b$ as Python's bcrypt).
+std::string Bcrypt(const char* password, const char* prefix) {
+  char salt[CRYPT_GENSALT_OUTPUT_SIZE];
+  EXPECT_TRUE(crypt_gensalt_rn(prefix, 4, nullptr, 0, salt, sizeof salt));
+  crypt_data data{};
+  const char* hash = crypt_r(password, salt, &data);
+  EXPECT_TRUE(hash);
+  return hash ? hash : "";
+}
+
+std::shared_ptr<SnapshotStore> Store() {
+  auto store = std::make_shared<SnapshotStore>();
+  auto s = std::make_shared<Snapshot>();
+  s->complete = true;
+  ClusterSnapshot c;
+  c.cluster = "lab";
+  c.latest.up = true;
+  c.cycles = 1;
+  s->clusters.push_back(std::move(c));
+  store->Publish(std::move(s));
+  return store;
+}
+
+class WebConfigFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // httplib's TLS client writes with OpenSSL (write(2)) to sockets the server may have closed
+    // after refusing a handshake; the daemon ignores SIGPIPE too.
+    std::signal(SIGPIPE, SIG_IGN);
+    dir_ = fs::temp_directory_path() /
+           ("gpuattr-webcfg-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+    pki_ = gpuattr::testing::WritePki(gpuattr::testing::MakeTestPki(), dir_ / "pki");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // web.yml in dir_, with paths relative to it.
+  std::string Write(const std::string& text) {
+    fs::path p = dir_ / "web.yml";
+    std::ofstream(p) << text;
+    return p.string();
+  }
+  std::string TlsAndUsers() {
+    return "tls_server_config:\n  cert_file: pki/server.crt\n  key_file: pki/server.key\n"
+           "basic_auth_users:\n  prometheus: " +
+           Bcrypt("s3cret", "$2y$") + "\n  grafana: '" + Bcrypt("other", "$2b$") + "'\n";
+  }
+  std::unique_ptr<MetricsServer> StartFrom(const std::string& web_yml, ServerLimits limits = {}) {
+    auto security = app::LoadWebConfigFile(web_yml);
+    EXPECT_TRUE(security.ok()) << security.error().message;
+    if (!security.ok()) return nullptr;
+    ServerOptions opt;
+    opt.host = "127.0.0.1";
+    opt.port = 0;
+    opt.tls = security->tls;
+    opt.users = security->users;
+    opt.limits = limits;
+    auto s = MetricsServer::Start(opt, Store());
+    EXPECT_TRUE(s.ok()) << s.error().message;
+    return s.ok() ? std::move(*s) : nullptr;
+  }
+  std::unique_ptr<httplib::SSLClient> Client(int port) {
+    auto cli = std::make_unique<httplib::SSLClient>("127.0.0.1", port);
+    cli->set_ca_cert_path(pki_.ca_crt.c_str());
+    cli->enable_server_certificate_verification(true);
+    cli->set_connection_timeout(5s);
+    cli->set_read_timeout(5s);
+    return cli;
+  }
+
+  fs::path dir_;
+  gpuattr::testing::PkiFiles pki_;
+};
+
+TEST_F(WebConfigFile, TlsAndBcryptUsers) {
+  auto srv = StartFrom(Write(TlsAndUsers()));
+  ASSERT_TRUE(srv);
+  auto client = Client(srv->port());
+  httplib::SSLClient& cli = *client;
+
+  auto none = cli.Get("/metrics");
+  ASSERT_TRUE(none) << httplib::to_string(none.error());
+  EXPECT_EQ(none->status, 401);
+  EXPECT_THAT(none->body, Not(HasSubstr("gpuattr_")));
+
+  cli.set_basic_auth("prometheus", "s3cret");
+  auto right = cli.Get("/metrics");
+  ASSERT_TRUE(right);
+  EXPECT_EQ(right->status, 200);
+  EXPECT_THAT(right->body, HasSubstr("gpuattr_cluster_up{cluster=\"lab\"} 1"));
+  EXPECT_THAT(right->body, HasSubstr("process_resident_memory_bytes "));
+
+  cli.set_basic_auth("grafana", "other");  // the $2b$ user
+  auto second = cli.Get("/snapshot.json");
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->status, 200);
+
+  cli.set_basic_auth("prometheus", "wrong");
+  auto wrong = cli.Get("/metrics");
+  ASSERT_TRUE(wrong);
+  EXPECT_EQ(wrong->status, 401);
+
+  cli.set_basic_auth("nobody", "s3cret");
+  auto unknown = cli.Get("/healthz");
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 401);
+
+  // gzip over TLS: the bytes compressed at publication.
+  cli.set_basic_auth("prometheus", "s3cret");
+  cli.set_decompress(false);
+  auto gz = cli.Get("/metrics", {{"Accept-Encoding", "gzip"}});
+  ASSERT_TRUE(gz);
+  EXPECT_EQ(gz->status, 200);
+  EXPECT_EQ(gz->get_header_value("Content-Encoding"), "gzip");
+
+  // Plain HTTP on the TLS port gets no answer.
+  httplib::Client plain("127.0.0.1", srv->port());
+  plain.set_read_timeout(2s);
+  auto p = plain.Get("/healthz");
+  EXPECT_TRUE(!p || p->status != 200);
+}
+
+TEST_F(WebConfigFile, ClientCertificatesAreVerified) {
+  auto srv =
+      StartFrom(Write("tls_server_config:\n  cert_file: pki/server.crt\n"
+                      "  key_file: pki/server.key\n  client_ca_file: pki/ca.crt\n"));
+  ASSERT_TRUE(srv);
+  auto without = Client(srv->port());
+  auto refused = without->Get("/healthz");
+  EXPECT_FALSE(refused && refused->status == 200);
+
+  httplib::SSLClient with("127.0.0.1", srv->port(), pki_.client_crt.string(),
+                          pki_.client_key.string());
+  with.set_ca_cert_path(pki_.ca_crt.c_str());
+  with.enable_server_certificate_verification(true);
+  auto ok = with.Get("/healthz");
+  ASSERT_TRUE(ok) << httplib::to_string(ok.error());
+  EXPECT_EQ(ok->status, 200);
+
+  // A certificate from another CA is not one of ours.
+  auto other = gpuattr::testing::MakeTestPki();
+  auto other_files = gpuattr::testing::WritePki(other, dir_ / "other");
+  httplib::SSLClient stranger("127.0.0.1", srv->port(), other_files.client_crt.string(),
+                              other_files.client_key.string());
+  stranger.set_ca_cert_path(pki_.ca_crt.c_str());
+  auto no = stranger.Get("/healthz");
+  EXPECT_FALSE(no && no->status == 200);
+}
+
+TEST_F(WebConfigFile, AStalledTlsHandshakeIsClosedAtTheHeaderDeadline) {
+  ServerLimits limits;
+  limits.header_timeout = 1s;
+  auto srv = StartFrom(Write(TlsAndUsers()), limits);
+  ASSERT_TRUE(srv);
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(srv->port()));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::send(fd, "\x16\x03\x01", 3, MSG_NOSIGNAL), 3);  // a ClientHello that never ends
+  const auto start = std::chrono::steady_clock::now();
+  pollfd p{fd, POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 5000), 1);
+  char buf[64];
+  EXPECT_LE(::recv(fd, buf, sizeof buf, 0), 0);  // closed, nothing said
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
+  ::close(fd);
+  // Meanwhile and after, real clients are served.
+  auto cli = Client(srv->port());
+  cli->set_basic_auth("prometheus", "s3cret");
+  auto ok = cli->Get("/healthz");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+}
+
+// A kubeconfig whose only context points at a closed loopback port.
+std::string UnreachableKubeconfig(const fs::path& dir) {
+  fs::path p = dir / "kubeconfig.yaml";
+  std::ofstream(p) << R"(apiVersion: v1
+kind: Config
+clusters:
+- name: lab
+  cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}
+users:
+- name: lab
+  user: {token: test-token}
+contexts:
+- name: lab
+  context: {cluster: lab, user: lab}
+current-context: lab
+)";
+  return p.string();
+}
+
+TEST_F(WebConfigFile, TheBinaryServesWhatTheFileSays) {
+  const std::string web = Write(TlsAndUsers());
+  gpuattr::testing::Child child = gpuattr::testing::SpawnChild(
+      {kBinary, "--kubeconfig", UnreachableKubeconfig(dir_), "--web.listen-address", "127.0.0.1:0",
+       "--web.config.file", web, "--interval", "1h", "--state.file",
+       (dir_ / "state.json").string()},
+      gpuattr::testing::EnvironmentWithout({"KUBECONFIG"}), dir_);
+  ASSERT_GT(child.pid, 0);
+  int port = 0;
+  std::regex re("msg=serving address=127\\.0\\.0\\.1:([0-9]+) tls=true basic_auth=true");
+  for (int i = 0; i < 1000 && port == 0; ++i) {
+    std::smatch m;
+    std::string err = gpuattr::testing::SlurpFile(child.err);
+    if (std::regex_search(err, m, re))
+      port = std::stoi(m[1]);
+    else
+      std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_GT(port, 0) << gpuattr::testing::SlurpFile(child.err);
+  auto cli = Client(port);
+  auto denied = cli->Get("/healthz");
+  ASSERT_TRUE(denied) << httplib::to_string(denied.error());
+  EXPECT_EQ(denied->status, 401);
+  cli->set_basic_auth("prometheus", "s3cret");
+  auto ok = cli->Get("/healthz");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+  ::kill(child.pid, SIGTERM);
+  EXPECT_EQ(gpuattr::testing::WaitChild(child.pid, 10s), 0);
+  const std::string log = gpuattr::testing::SlurpFile(child.err);
+  EXPECT_THAT(log, Not(HasSubstr("$2y$")));  // hashes never reach the log
+  EXPECT_THAT(log, Not(HasSubstr("deprecated")));
+}
+
+TEST_F(WebConfigFile, TheBinaryRefusesABadFileWithExitTwo) {
+  const std::string web = Write("basic_auth_users:\n  prometheus: hunter2\n");
+  gpuattr::testing::Child child = gpuattr::testing::SpawnChild(
+      {kBinary, "--kubeconfig", UnreachableKubeconfig(dir_), "--web.listen-address", "127.0.0.1:0",
+       "--web.config.file", web, "--state.file", (dir_ / "state.json").string()},
+      gpuattr::testing::EnvironmentWithout({"KUBECONFIG"}), dir_);
+  ASSERT_GT(child.pid, 0);
+  EXPECT_EQ(gpuattr::testing::WaitChild(child.pid, 10s), 2);
+  const std::string err = gpuattr::testing::SlurpFile(child.err);
+  EXPECT_THAT(err, HasSubstr(web + ": basic_auth_users.prometheus: not a bcrypt hash"));
+  EXPECT_THAT(err, Not(HasSubstr("hunter2")));
+}
+
+}  // namespace
+}  // namespace gpuattr::publish
