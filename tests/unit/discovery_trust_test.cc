@@ -9,6 +9,7 @@
 #include "gpuattr/kube/api_client.h"
 #include "gpuattr/publish/discovery_metrics.h"
 #include "gpuattr/publish/families.h"
+#include "gpuattr/publish/status_page.h"
 #include "support/fake_transport.h"
 #include "support/pods.h"
 
@@ -121,6 +122,25 @@ TEST(DiscoveryTrust, AnyOtherPodIsUntrustedAndNotFetchedAgainWhileUnchanged) {
   EXPECT_EQ(f.transport->CountRequests(path), 2u);
   f.Cycle();
   EXPECT_EQ(f.transport->CountRequests(path), 2u);
+}
+
+TEST(DiscoveryTrust, TheStatusPageSaysHowToTrustIt) {
+  Fixture f;
+  f.Add(Forger());
+  f.transport->SetDefault(Path("finance", "gpu-helper-0", 9400), FakeReply::Json(kDcgmBody));
+  DiscoveryResult r = f.Cycle();
+  publish::Snapshot s;
+  s.complete = true;
+  publish::ClusterSnapshot c;
+  c.cluster = "test";
+  c.latest.discovery = std::make_shared<const DiscoveryReport>(r.report);
+  s.clusters.push_back(c);
+  const std::string page = publish::RenderStatusPage(s, 1764460800);
+  EXPECT_THAT(page, HasSubstr("1 candidate serves GPU series from a pod that may not speak for "
+                              "GPUs: not read (untrusted)"));
+  EXPECT_THAT(page, HasSubstr("<details open>"));
+  EXPECT_THAT(page, HasSubstr("pin it (--target finance/gpu-helper-0:9400) or add a rule to "
+                              "discovery.trust.exporters"));
 }
 
 TEST(DiscoveryTrust, APinOrATrustRuleMakesItTrusted) {
