@@ -692,7 +692,7 @@ def self_dash():
          "short"),
     ], h=9)
     d.table("Rejected lines by reason", "Lines an exporter may not speak for (unknown_pod, pod_on_other_node, "
-            "duplicate_device) or with impossible values (bad_value): they count nowhere.", [
+            "duplicate_device, unknown_node) or with impossible values (bad_value): they count nowhere.", [
         ("rejected lines", f"gpuattr_exporter_rejected_lines{{{C}}} > 0", "short"),
     ], h=6)
     d.row("History")

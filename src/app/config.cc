@@ -267,20 +267,87 @@ class FileLoader {
 
   Status LoadScrape(const YAML::Node& n) {
     if (!n.IsDefined()) return Status::Ok();
-    if (Status s = CheckMap(n, "scrape", {"concurrency", "timeout", "max_body_bytes"}); !s)
-      return s;
+    if (n.IsMap() && n["max_body_bytes"].IsDefined())
+      return Bad("scrape.max_body_bytes",
+                 "moved to scrape.limits.body_bytes (default 16MiB; docs/app.md)");
+    if (Status s = CheckMap(n, "scrape", {"concurrency", "timeout", "limits"}); !s) return s;
     if (Status s = Field(n, "scrape", "concurrency", cfg_.scrape.concurrency,
                          [](const std::string& v) { return ParseInt(v, 1, 256); });
         !s)
       return s;
     if (Status s = Field(n, "scrape", "timeout", cfg_.scrape.timeout, ParsePositiveDuration); !s)
       return s;
-    return Field(n, "scrape", "max_body_bytes", cfg_.scrape.max_body_bytes,
-                 [](const std::string& v) -> Result<uint64_t> {
-                   auto b = ParseByteSize(v);
-                   if (b.ok() && *b == 0) return Invalid("must be more than 0 bytes");
-                   return b;
-                 });
+    return LoadLimits(n.IsNull() ? YAML::Node() : n["limits"]);
+  }
+
+  Status LoadLimits(const YAML::Node& n) {
+    if (!n.IsDefined()) return Status::Ok();
+    constexpr std::string_view kPath = "scrape.limits";
+    if (Status s = CheckMap(n, kPath,
+                            {"body_bytes", "samples", "devices_per_node", "pods_per_device",
+                             "models_per_server", "query_api_body_bytes"});
+        !s)
+      return s;
+    auto bytes = [](const std::string& v) -> Result<uint64_t> {
+      auto b = ParseByteSize(v);
+      if (b.ok() && *b == 0) return Invalid("must be more than 0 bytes");
+      return b;
+    };
+    auto count = [](int max) {
+      return [max](const std::string& v) { return ParseInt(v, 1, max); };
+    };
+    LimitsConfig& l = cfg_.scrape.limits;
+    if (Status s = Field(n, kPath, "body_bytes", l.body_bytes, bytes); !s) return s;
+    if (Status s = Field(n, kPath, "query_api_body_bytes", l.query_api_body_bytes, bytes); !s)
+      return s;
+    if (Status s = Field(n, kPath, "samples", l.samples, count(100'000'000)); !s) return s;
+    if (Status s = Field(n, kPath, "devices_per_node", l.devices_per_node, count(1'000'000)); !s)
+      return s;
+    if (Status s = Field(n, kPath, "pods_per_device", l.pods_per_device, count(1'000'000)); !s)
+      return s;
+    return Field(n, kPath, "models_per_server", l.models_per_server, count(1'000'000));
+  }
+
+  // discovery.trust: exporter rules ({namespace, selector}) and the trusted query-API namespaces.
+  Status LoadTrust(const YAML::Node& n) {
+    if (!n.IsDefined()) return Status::Ok();
+    constexpr std::string_view kPath = "discovery.trust";
+    if (Status s = CheckMap(n, kPath, {"exporters", "query_api_namespaces"}); !s) return s;
+    if (n.IsNull()) return Status::Ok();
+    auto rules = Sequence(n, "exporters");
+    if (!rules.ok()) return Bad("discovery.trust.exporters", "expected a list");
+    for (size_t i = 0; i < rules->size(); ++i) {
+      const std::string path = "discovery.trust.exporters[" + std::to_string(i) + "]";
+      const YAML::Node& item = (*rules)[i];
+      if (Status s = CheckMap(item, path, {"namespace", "selector"}); !s) return s;
+      trust::ExporterRule rule;
+      if (Status s = StringField(item, path, "namespace", rule.namespace_); !s) return s;
+      if (Trim(rule.namespace_).empty())
+        return Bad(path + ".namespace", "missing (a rule trusts pods of one namespace)");
+      YAML::Node sel = item.IsNull() ? YAML::Node() : item["selector"];
+      if (sel.IsDefined() && !sel.IsNull()) {
+        if (!sel.IsMap()) return Bad(path + ".selector", "expected a mapping of label: value");
+        for (const auto& kv : sel) {
+          if (!kv.first.IsScalar() || !kv.second.IsScalar())
+            return Bad(path + ".selector", "expected a mapping of label: value");
+          rule.selector[kv.first.as<std::string>()] = kv.second.as<std::string>();
+        }
+      }
+      cfg_.discovery.trust.exporters.push_back(std::move(rule));
+    }
+    YAML::Node ns = n["query_api_namespaces"];
+    if (ns.IsDefined() && !ns.IsNull()) {
+      if (!ns.IsSequence()) return Bad("discovery.trust.query_api_namespaces", "expected a list");
+      std::vector<std::string> list;
+      for (size_t i = 0; i < ns.size(); ++i) {
+        if (!ns[i].IsScalar() || Trim(ns[i].as<std::string>()).empty())
+          return Bad("discovery.trust.query_api_namespaces[" + std::to_string(i) + "]",
+                     "expected a namespace name");
+        list.push_back(std::string(Trim(ns[i].as<std::string>())));
+      }
+      cfg_.discovery.trust.query_api_namespaces = std::move(list);
+    }
+    return Status::Ok();
   }
 
   Status LoadIdle(const YAML::Node& n) {
@@ -296,9 +363,11 @@ class FileLoader {
     if (!n.IsDefined()) return Status::Ok();
     if (Status s = CheckMap(n, "discovery",
                             {"cache", "not_inference_cache", "error_cache",
-                             "inference_probes_per_cycle", "query_api_above_gpu_nodes"});
+                             "inference_probes_per_cycle", "query_api_above_gpu_nodes", "trust"});
         !s)
       return s;
+    if (n.IsNull()) return Status::Ok();
+    if (Status s = LoadTrust(n["trust"]); !s) return s;
     if (Status s = Field(n, "discovery", "query_api_above_gpu_nodes",
                          cfg_.discovery.query_api_above_gpu_nodes,
                          [](const std::string& v) { return ParseInt(v, 0, 1'000'000); });

@@ -27,16 +27,24 @@ KubeSessionOptions SessionOptionsFromConfig(const Config& config) {
   o.discovery.pins = PinsFromConfig(config.targets);
   o.discovery.scrape.concurrency = static_cast<size_t>(std::max(1, config.scrape.concurrency));
   o.discovery.scrape.timeout = config.scrape.timeout;
-  o.discovery.scrape.max_body_bytes = static_cast<size_t>(config.scrape.max_body_bytes);
+  const LimitsConfig& l = config.scrape.limits;
+  o.discovery.scrape.limits = {static_cast<size_t>(l.body_bytes), static_cast<size_t>(l.samples),
+                               static_cast<size_t>(l.devices_per_node),
+                               static_cast<size_t>(l.pods_per_device),
+                               static_cast<size_t>(l.models_per_server)};
+  o.discovery.trust_rules = config.discovery.trust.exporters;
   o.discovery.ttls.result = config.discovery.cache;
   o.discovery.ttls.inference_negative = config.discovery.not_inference_cache;
   o.discovery.ttls.inference_error = config.discovery.error_cache;
   o.discovery.inference_probes_per_cycle =
       static_cast<size_t>(std::max(0, config.discovery.inference_probes_per_cycle));
-  // The query-API fallback shares the exporter cache lifetime, timeout and body cap.
+  // The query-API fallback shares the exporter cache lifetime, timeout and per-node limits; one
+  // answer covers every node, so its body has a cap of its own.
   o.discovery.query_api.ttl = config.discovery.cache;
   o.discovery.query_api.query_timeout = config.scrape.timeout;
-  o.discovery.query_api.max_body_bytes = static_cast<size_t>(config.scrape.max_body_bytes);
+  o.discovery.query_api.max_body_bytes = static_cast<size_t>(l.query_api_body_bytes);
+  o.discovery.query_api.limits = o.discovery.scrape.limits;
+  o.discovery.query_api.trusted_namespaces = config.discovery.trust.query_api_namespaces;
   o.discovery.query_api.prefer_above_gpu_nodes =
       static_cast<size_t>(std::max(0, config.discovery.query_api_above_gpu_nodes));
   o.shard = kube::Shard{config.shard.index, config.shard.total};

@@ -21,8 +21,21 @@ std::vector<Candidate> DiscoveryCache::Due(const std::vector<Candidate>& current
   std::vector<Candidate> due;
   for (const Candidate& c : current) {
     auto it = entries_.find(c.Key());
-    const bool fresh = it != entries_.end() && it->second.candidate.uid == c.uid &&
-                       now < it->second.expires && !(rediscover_ && c.role == Role::kExporter);
+    if (it == entries_.end() || it->second.candidate.uid != c.uid) {
+      due.push_back(c);
+      continue;
+    }
+    const Candidate& was = it->second.candidate;
+    // A change of what the pod may speak for (a label matching a trust rule now, a GPU held)
+    // asks for a new verdict.
+    const bool same_trust =
+        was.trust == c.trust && was.holds_gpu == c.holds_gpu && was.pinned == c.pinned;
+    bool fresh;
+    if (it->second.verdict.outcome == Outcome::kUntrusted)
+      // Not probed again while the pod is unchanged: whatever it serves, it may not say it.
+      fresh = same_trust && was.resource_version == c.resource_version;
+    else
+      fresh = same_trust && now < it->second.expires && !(rediscover_ && c.role == Role::kExporter);
     if (!fresh) due.push_back(c);
   }
   return due;

@@ -101,6 +101,7 @@ Candidate MakeCandidate(const kube::Pod& pod, const PortChoice& port, Role role,
   c.namespace_ = pod.namespace_;
   c.pod = pod.name;
   c.uid = pod.uid;
+  c.resource_version = pod.resource_version;
   c.node = pod.node_name;
   c.port = port.port;
   c.port_source = port.source;
@@ -225,6 +226,25 @@ GpuPresence DetectGpuPresence(const kube::ClusterObjects& objects) {
           "looks like a GPU exporter (" +
               std::to_string(objects.nodes.size()) + " nodes, " +
               std::to_string(objects.pods.size()) + " pods checked)"};
+}
+
+void MarkTrust(std::vector<Candidate>& candidates, const kube::ClusterObjects& objects,
+               const std::vector<trust::ExporterRule>& rules) {
+  std::optional<kube::DraGpuIndex> dra;  // built only when some claim exists
+  if (!objects.resource_claims.empty()) dra = kube::IndexDraGpus(objects);
+  for (Candidate& c : candidates) {
+    const kube::Pod* pod = objects.FindPod(c.namespace_, c.pod);
+    if (pod == nullptr) {  // not a pod of this snapshot: only a pin speaks
+      c.trust = c.pinned ? "pinned" : "";
+      c.trust_hint = "its pod is not among the cluster's pods; to trust it, pin it (--target " +
+                     c.namespace_ + "/" + c.pod + ":" + std::to_string(c.port) + ")";
+      c.holds_gpu = false;
+      continue;
+    }
+    c.trust = trust::ExporterTrust(*pod, c.pinned, rules);
+    c.trust_hint = c.trust.empty() ? trust::HowToTrustExporter(*pod, c.port) : std::string();
+    c.holds_gpu = RequestsNvidiaResource(*pod) || (dra && dra->holders.count(pod->Id()) > 0);
+  }
 }
 
 std::vector<Candidate> MergeCandidates(std::vector<Candidate> a, std::vector<Candidate> b) {

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "gpuattr/sources/body.h"
+#include "gpuattr/trust/vet.h"
 #include "gpuattr/util/log.h"
 
 namespace gpuattr::discovery {
@@ -28,9 +29,12 @@ namespace {
 
 void Perform(Discovery::Read& r, scrape::Fetcher& fetcher, const DiscoveryOptions& options) {
   const Candidate& c = r.candidate;
+  const sources::BodyLimits& limits = options.scrape.limits;
   scrape::FetchOptions fo{r.probe ? options.probe_timeout : options.scrape.timeout,
-                          options.scrape.max_body_bytes};
+                          limits.body_bytes};
   r.fetch = fetcher.Get(scrape::ProxyMetricsPath(c.namespace_, c.pod, c.port), fo);
+  if (!r.fetch.ok && r.fetch.over_cap)  // the reason names the limit (DESIGN section 10)
+    r.fetch.error = sources::LimitBreach{"body_bytes", limits.body_bytes, 0, ""}.Describe();
   if (r.probe) {
     r.verdict = JudgeProbe(c, r.fetch);
     r.kind = r.verdict.kind;
@@ -38,7 +42,7 @@ void Perform(Discovery::Read& r, scrape::Fetcher& fetcher, const DiscoveryOption
   } else {
     r.read = true;
   }
-  if (r.read && r.fetch.ok) r.body = sources::ReadBody(r.fetch.body, r.kind);
+  if (r.read && r.fetch.ok) r.body = sources::ReadBody(r.fetch.body, r.kind, limits);
   r.fetch.body.clear();
   r.fetch.body.shrink_to_fit();
   r.done = true;
@@ -81,6 +85,38 @@ void AddError(std::vector<std::string>& errors, std::string e) {
   if (std::find(errors.begin(), errors.end(), e) == errors.end()) errors.push_back(std::move(e));
 }
 
+// The vetting's counts onto the exporters' rows: every reason (0 included) for an exporter that
+// was read, summed over a query API's per-node readings; a summary in the reason when any.
+void AttachRejections(const std::vector<sources::ExporterReadings>& readings,
+                      std::vector<ExporterStatus>& exporters) {
+  auto row = [&](const sources::ExporterReadings& e) -> ExporterStatus* {
+    for (ExporterStatus& s : exporters)
+      if (s.up && s.namespace_ == e.namespace_ && s.pod == e.pod &&
+          (s.kind == "prometheus") == e.from_query_api)
+        return &s;
+    return nullptr;
+  };
+  for (ExporterStatus& s : exporters)
+    if (s.up)
+      for (std::string_view reason : trust::kRejectReasons) s.rejected[std::string(reason)] = 0;
+  for (const sources::ExporterReadings& e : readings)
+    if (ExporterStatus* s = row(e))
+      for (const auto& [reason, n] : sources::StatsOf(e.readings).rejected)
+        s->rejected[reason] += n;
+  for (ExporterStatus& s : exporters) {
+    uint64_t total = 0;
+    std::string by;
+    for (const auto& [reason, n] : s.rejected) {
+      if (n == 0) continue;
+      total += n;
+      by += (by.empty() ? "" : ", ") + reason + " " + std::to_string(n);
+    }
+    if (total == 0) continue;
+    s.reason +=
+        (s.reason.empty() ? "" : "; ") + std::to_string(total) + " line(s) rejected (" + by + ")";
+  }
+}
+
 }  // namespace
 
 std::string NothingFoundMessage(size_t pods_listed, size_t candidates_probed, bool gpu_present,
@@ -118,6 +154,8 @@ DiscoveryResult Discovery::RunCycle(scrape::Fetcher& fetcher, const kube::Cluste
     current = MergeCandidates(MergeCandidates(std::move(scan.exporters), std::move(scan.inference)),
                               std::move(current));
   }
+  // Who may speak for what, decided before any probe (DESIGN section 10).
+  MarkTrust(current, objects, options_.trust_rules);
 
   // The read path: on a large cluster a trusted query API holding the GPU series replaces the
   // GPU exporters' proxy GETs (pinned exporter pods are still read; they win for their nodes).
@@ -129,7 +167,7 @@ DiscoveryResult Discovery::RunCycle(scrape::Fetcher& fetcher, const kube::Cluste
   bool api_ran = false;
   if (PreferQueryApi(path.gpu_nodes, path.above_gpu_nodes) && presence.present) {
     api = query_api_.RunCycle(fetcher, objects, options_.pins.services, now, now_unix, stop,
-                              /*trusted_only=*/true);
+                              /*preferred=*/true);
     api_ran = true;
     if (!api.chosen.empty() && !api.readings.empty()) path.preferred_api = api.chosen;
   }
@@ -185,11 +223,18 @@ DiscoveryResult Discovery::RunCycle(scrape::Fetcher& fetcher, const kube::Cluste
   out.report.read_path_reason = choice.reason;
   out.report.read_path_detail = choice.detail;
   // Readings: the pods' in key order, then the query API's (per node and kind).
-  for (Read& r : reads)
-    if (r.done && r.read && r.up())
-      out.readings.push_back(
-          {r.candidate.namespace_, r.candidate.pod, r.candidate.node, std::move(*r.body.readings)});
+  for (Read& r : reads) {
+    if (!(r.done && r.read && r.up())) continue;
+    sources::ExporterReadings e{r.candidate.namespace_, r.candidate.pod, r.candidate.node,
+                                std::move(*r.body.readings)};
+    e.pinned = r.candidate.pinned;
+    out.readings.push_back(std::move(e));
+  }
   for (sources::ExporterReadings& e : api.readings) out.readings.push_back(std::move(e));
+  // What they may not say is dropped before the stages see it, checked against the whole
+  // cluster (a shard's query-API readings name other shards' nodes and pods too).
+  trust::VetReadings(out.readings, whole_cluster ? *whole_cluster : objects);
+  AttachRejections(out.readings, out.report.exporters);
   return out;
 }
 
@@ -327,8 +372,7 @@ void Discovery::BuildReport(const kube::ClusterObjects& objects, const GpuPresen
                  ? note->second
                  : "not used: exporter pods answer directly (the query API is the fallback)";
   }
-  for (Outcome o : {Outcome::kAccepted, Outcome::kUnrecognised, Outcome::kError, Outcome::kPinned})
-    r.outcome_counts[std::string(OutcomeName(o))] = 0;
+  for (Outcome o : kAllOutcomes) r.outcome_counts[std::string(OutcomeName(o))] = 0;
   // Not probe outcomes: pods never probed for want of a port, and candidates waiting for a first
   // probe within the budget.
   r.outcome_counts["no_port"] = r.skipped_no_port;
@@ -360,6 +404,11 @@ void Discovery::BuildReport(const kube::ClusterObjects& objects, const GpuPresen
                          std::to_string(fallback.candidates) +
                          " candidate services, see docs/fallback.md): pin one with --target "
                          "ns/svc/name:port and check: kubectl auth can-i get services/proxy -A";
+    if (const uint64_t n = r.outcome_counts["untrusted"]; n > 0)
+      r.nothing_found += ". " + std::to_string(n) +
+                         " candidate(s) serve GPU series but may not speak for GPUs (outcome "
+                         "untrusted: not owned by a DaemonSet, not pinned, no trust rule; the "
+                         "probes say how to trust them, docs/discovery.md)";
   }
   if (r.nothing_found != last_nothing_found_) {
     if (!r.nothing_found.empty()) log::Warn(r.nothing_found, {{"cluster", cluster_}});

@@ -12,6 +12,8 @@ std::string_view OutcomeName(Outcome outcome) {
       return "error";
     case Outcome::kPinned:
       return "pinned";
+    case Outcome::kUntrusted:
+      return "untrusted";
   }
   return "error";
 }
@@ -36,8 +38,21 @@ ProbeVerdict JudgeProbe(const Candidate& candidate, const scrape::Fetch& fetch) 
                                   : "unrecognised: first line \"" + c.reason + "\"";
     return v;
   }
+  const std::string what = std::string(sources::BodyKindName(c.kind)) + " (" + c.reason + ")";
+  const bool inference = c.kind == sources::BodyKind::kVllm || c.kind == sources::BodyKind::kSglang;
+  const bool trusted = inference ? trust::InferenceTrusted(candidate.holds_gpu, candidate.pinned)
+                                 : !candidate.trust.empty() || candidate.pinned;
+  if (!trusted) {
+    // Not read, and not probed again while the pod is unchanged (cache.h).
+    v.outcome = Outcome::kUntrusted;
+    v.reason =
+        "untrusted: " + what + "; " +
+        (inference ? trust::HowToTrustInference(candidate.namespace_, candidate.pod, candidate.port)
+                   : candidate.trust_hint);
+    return v;
+  }
   v.outcome = candidate.pinned ? Outcome::kPinned : Outcome::kAccepted;
-  v.reason = std::string(sources::BodyKindName(c.kind)) + " (" + c.reason + ")";
+  v.reason = what;
   return v;
 }
 

@@ -267,8 +267,7 @@ ProbeVerdict JudgeQueryApiProbe(const QueryApiCandidate& candidate, const scrape
 QueryApiResult QueryApiFallback::RunCycle(scrape::Fetcher& fetcher,
                                           const kube::ClusterObjects& objects,
                                           const std::vector<ServicePin>& pins, TimePoint now,
-                                          double now_unix, const StopSignal* stop,
-                                          bool trusted_only) {
+                                          double now_unix, const StopSignal* stop, bool preferred) {
   QueryApiResult out;
   out.searched = true;
   std::vector<QueryApiCandidate> candidates = QueryApiCandidates(objects, pins);
@@ -278,15 +277,24 @@ QueryApiResult QueryApiFallback::RunCycle(scrape::Fetcher& fetcher,
   for (const auto& c : candidates) keys.insert(c.Key());
   for (auto it = entries_.begin(); it != entries_.end();)
     it = keys.count(it->first) ? std::next(it) : entries_.erase(it);
-  if (trusted_only)
-    std::erase_if(candidates,
-                  [this](const QueryApiCandidate& c) { return !TrustedQueryApi(c, options_); });
   out.candidates = candidates.size();
+  // Untrusted services are never asked (DESIGN section 10): listed with how to trust them.
+  std::vector<ProbeRecord> untrusted;
+  std::erase_if(candidates, [&](const QueryApiCandidate& c) {
+    if (TrustedQueryApi(c, options_)) return false;
+    ProbeVerdict v;
+    v.outcome = Outcome::kUntrusted;
+    v.reason =
+        "untrusted (not probed): " + trust::HowToTrustQueryApi(c.namespace_, c.service, c.port);
+    untrusted.push_back({AsCandidate(c), std::move(v), 0, false});
+    return true;
+  });
 
   probed_now_.clear();
   const QueryApiCandidate* chosen = Choose(fetcher, candidates, now, now_unix, stop, out);
   if (chosen && !(stop && stop->stopped())) Query(fetcher, *chosen, objects, now, out);
-  Report(candidates, pins, trusted_only, out);
+  Report(candidates, pins, preferred, out);
+  for (ProbeRecord& p : untrusted) out.probes.push_back(std::move(p));
   return out;
 }
 
@@ -351,20 +359,25 @@ void QueryApiFallback::Query(scrape::Fetcher& fetcher, const QueryApiCandidate& 
   st.duration_seconds = f.duration_seconds;
   st.bytes = f.bytes;
   Result<sources::QueryAnswer> answer =
-      f.ok ? sources::ReadQueryAnswer(f.body, Source(chosen), PodLookupFor(objects))
-           : Result<sources::QueryAnswer>(
-                 MakeError(ErrorCode::kUnavailable, f.error.empty() ? "no response" : f.error));
+      f.ok
+          ? sources::ReadQueryAnswer(f.body, Source(chosen), PodLookupFor(objects), options_.limits)
+          : Result<sources::QueryAnswer>(
+                MakeError(ErrorCode::kUnavailable, f.error.empty() ? "no response" : f.error));
   if (!answer) {
     st.reason = answer.error().message;
     entries_.erase(key);
     out.exporters.push_back(std::move(st));
     return;
   }
+  auto add = [&](const std::string& node, sources::Readings readings) {
+    sources::ExporterReadings e{chosen.namespace_, chosen.service, node, std::move(readings)};
+    e.pinned = chosen.pinned;
+    e.from_query_api = true;  // its nodes and pods are vetted (trust/vet.h)
+    out.readings.push_back(std::move(e));
+  };
   for (sources::PromNodeReadings& n : answer->nodes) {
-    if (n.dcgm)
-      out.readings.push_back({chosen.namespace_, chosen.service, n.node, std::move(*n.dcgm)});
-    if (n.process)
-      out.readings.push_back({chosen.namespace_, chosen.service, n.node, std::move(*n.process)});
+    if (n.dcgm) add(n.node, std::move(*n.dcgm));
+    if (n.process) add(n.node, std::move(*n.process));
   }
   st.up = true;
   st.parse_errors = answer->invalid_series + answer->unnamed_series;
@@ -372,6 +385,8 @@ void QueryApiFallback::Query(scrape::Fetcher& fetcher, const QueryApiCandidate& 
     st.reason = std::to_string(st.parse_errors) + " unusable series, " + answer->first_invalid;
   else if (answer->unnamed_series > 0)
     st.reason = std::to_string(answer->unnamed_series) + " series without __name__";
+  for (const std::string& r : answer->rejected_nodes)
+    st.reason += (st.reason.empty() ? "" : "; ") + r;
   entries_[key].expires = now + options_.ttl;
   out.exporters.push_back(std::move(st));
 }
@@ -421,9 +436,7 @@ void QueryApiFallback::Report(const std::vector<QueryApiCandidate>& candidates,
 namespace gpuattr::discovery {
 
 bool TrustedQueryApi(const QueryApiCandidate& candidate, const QueryApiOptions& options) {
-  if (candidate.pinned) return true;
-  const auto& ns = options.trusted_namespaces;
-  return std::find(ns.begin(), ns.end(), candidate.namespace_) != ns.end();
+  return trust::QueryApiTrusted(candidate.namespace_, candidate.pinned, options.trusted_namespaces);
 }
 
 size_t CountGpuNodes(const kube::ClusterObjects& objects) {

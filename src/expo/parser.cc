@@ -660,6 +660,7 @@ void Exposition::Clear() {
   errors.clear();
   error_count = 0;
   truncated = false;
+  sample_limit_hit = false;
   unescaped.clear();
 }
 
@@ -684,6 +685,13 @@ void Parse(std::string_view body, Exposition& out, const Limits& limits) {
       parser.Fail(line, Failure{Fault::kLineTooLong, {}});
     } else {
       parser.Line(p, e, line);
+      if (out.samples.size() > limits.max_samples) {
+        // The first sample over the limit: dropped with its labels, and parsing stops.
+        out.labels.resize(out.samples.back().label_begin);
+        out.samples.pop_back();
+        out.sample_limit_hit = true;
+        break;
+      }
     }
     if (nl == nullptr) break;
     p = nl + 1;

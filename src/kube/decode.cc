@@ -265,6 +265,15 @@ Result<Pod> DecodePod(const json& j) {
       p.creation_unix = Timestamp(*meta, "creationTimestamp", "metadata");
       p.labels = StringMap(*meta, "labels", "metadata");
       p.annotations = StringMap(*meta, "annotations", "metadata", IsPrometheusAnnotation);
+      if (const json* owners = Array(*meta, "ownerReferences", "metadata")) {
+        for (size_t i = 0; i < owners->size(); ++i) {
+          const json& o = (*owners)[i];
+          std::string path = Index("metadata.ownerReferences", i);
+          if (!o.is_object()) WrongType(path, "an object", o);
+          p.owners.push_back(
+              {String(o, "kind", path), String(o, "name", path), Bool(o, "controller", path)});
+        }
+      }
     }
     if (const json* spec = Object(j, "spec", "")) {
       p.node_name = String(*spec, "nodeName", "spec");

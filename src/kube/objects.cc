@@ -22,6 +22,12 @@ const Pod* ClusterObjects::FindPod(std::string_view ns, std::string_view name) c
   return Find(pods, NsKey(ns, name));
 }
 
+const OwnerReference* Pod::OwnedBy(std::string_view kind) const {
+  for (const OwnerReference& o : owners)
+    if (o.kind == kind) return &o;
+  return nullptr;
+}
+
 const Node* ClusterObjects::FindNode(std::string_view name) const {
   return Find(nodes, std::string(name));
 }

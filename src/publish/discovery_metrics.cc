@@ -19,10 +19,18 @@ constexpr FamilySpec kScrapeBytes{"gpuattr_exporter_scrape_bytes", MetricType::G
                                   "Body size of the latest scrape of this exporter, in bytes."};
 constexpr FamilySpec kParseErrors{"gpuattr_exporter_parse_errors", MetricType::Gauge,
                                   "Malformed lines in the latest scrape of this exporter."};
+constexpr FamilySpec kRejectedLines{
+    "gpuattr_exporter_rejected_lines", MetricType::Gauge,
+    "Lines of the latest scrape of this exporter that gpuattr dropped, by reason: unknown_pod, "
+    "pod_on_other_node (a per-pod label naming no pod of the exporter's node), duplicate_device "
+    "(a device, by UUID or by GPU index on the node, another exporter of the kind reports), "
+    "bad_value (out of range), "
+    "unknown_node (a query API's series for no node of the cluster)."};
 constexpr FamilySpec kCandidates{
     "gpuattr_discovery_candidates", MetricType::Gauge,
-    "Discovery candidates by outcome: the probe outcomes (accepted, unrecognised, error, pinned), "
-    "no_port (never probed: no declared port nor prometheus.io/port annotation) and waiting "
+    "Discovery candidates by outcome: the probe outcomes (accepted, unrecognised, error, pinned, "
+    "untrusted: a GPU body from a pod that may not speak for one), no_port (never probed: no "
+    "declared port nor prometheus.io/port annotation) and waiting "
     "(not probed yet: the per-cycle inference probe budget)."};
 
 constexpr FamilySpec kReadPath{
@@ -31,8 +39,8 @@ constexpr FamilySpec kReadPath{
     "exporter) or path=\"query_api\" (a Prometheus-compatible query API), and why (reason: "
     "below_threshold, disabled, preferred, no_trusted_query_api, fallback)."};
 
-constexpr FamilySpec kSpecs[] = {kExporterUp,  kScrapeDuration, kScrapeBytes,
-                                 kParseErrors, kCandidates,     kReadPath};
+constexpr FamilySpec kSpecs[] = {kExporterUp,    kScrapeDuration, kScrapeBytes, kParseErrors,
+                                 kRejectedLines, kCandidates,     kReadPath};
 
 std::string Ago(double then, double now) {
   if (then <= 0) return "never";
@@ -42,6 +50,12 @@ std::string Ago(double then, double now) {
 }
 
 std::string Td(const std::string& text) { return "<td>" + HtmlEscape(text) + "</td>"; }
+
+uint64_t Total(const std::map<std::string, uint64_t>& by_reason) {
+  uint64_t n = 0;
+  for (const auto& [reason, count] : by_reason) n += count;
+  return n;
+}
 
 }  // namespace
 
@@ -57,7 +71,12 @@ void AddDiscoveryFamilies(const discovery::DiscoveryReport& report, FamilyWriter
     writer.Add(kExporterUp, l, e.up ? 1 : 0);
     writer.Add(kScrapeDuration, l, e.duration_seconds);
     writer.Add(kScrapeBytes, l, static_cast<double>(e.bytes));
-    writer.Add(kParseErrors, std::move(l), static_cast<double>(e.parse_errors));
+    writer.Add(kParseErrors, l, static_cast<double>(e.parse_errors));
+    for (const auto& [reason, n] : e.rejected) {
+      Labels r = l;
+      r.emplace("reason", reason);
+      writer.Add(kRejectedLines, r, static_cast<double>(n));
+    }
   }
   for (const auto& [outcome, n] : report.outcome_counts)
     writer.Add(kCandidates, {{"cluster", report.cluster}, {"outcome", outcome}},
@@ -96,15 +115,15 @@ std::string RenderDiscoverySection(const discovery::DiscoveryReport& report, dou
 
   h += "<h4>Exporters</h4>\n<table><tr><th>namespace</th><th>pod</th><th>node</th><th>port</th>"
        "<th>kind</th><th>up</th><th>HTTP</th><th>duration</th><th>bytes</th><th>parse errors</th>"
-       "<th>reason</th></tr>\n";
+       "<th>rejected lines</th><th>reason</th></tr>\n";
   for (const auto& e : report.exporters) {
     char dur[32];
     std::snprintf(dur, sizeof dur, "%.3f s", e.duration_seconds);
     h += "<tr>" + Td(e.namespace_) + Td(e.pod) + Td(e.node) + Td(std::to_string(e.port)) +
          Td(e.kind) + Td(e.up ? "1" : "0") +
          Td(e.http_status ? std::to_string(e.http_status) : "-") + Td(dur) +
-         Td(std::to_string(e.bytes)) + Td(std::to_string(e.parse_errors)) + Td(e.reason) +
-         "</tr>\n";
+         Td(std::to_string(e.bytes)) + Td(std::to_string(e.parse_errors)) +
+         Td(std::to_string(Total(e.rejected))) + Td(e.reason) + "</tr>\n";
   }
   h += "</table>\n";
 

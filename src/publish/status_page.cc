@@ -514,7 +514,15 @@ std::string ExportersSection(const StatusView& v) {
          std::to_string(u) + " up; " +
          HtmlEscape(Plural(report->probes.size(), "candidate probed", "candidates probed")) +
          (outcomes.empty() ? "" : " (" + HtmlEscape(outcomes) + ")") + ".</p>\n";
-    h += "<details" + std::string(u < n || n == 0 ? " open" : "") +
+    // Untrusted candidates serve GPU series gpuattr does not read (DESIGN section 10): say so.
+    auto untrusted = report->outcome_counts.find("untrusted");
+    const size_t n_untrusted = untrusted == report->outcome_counts.end() ? 0 : untrusted->second;
+    if (n_untrusted > 0)
+      h += "<p class=\"warn\">" +
+           HtmlEscape(Plural(n_untrusted, "candidate serves", "candidates serve")) +
+           " GPU series from a pod that may not speak for GPUs: not read (untrusted). Each "
+           "probe's reason below says how to trust it.</p>\n";
+    h += "<details" + std::string(u < n || n == 0 || n_untrusted > 0 ? " open" : "") +
          "><summary>Exporters, every probe and its reason, pins</summary><div class=\"scroll\">" +
          RenderDiscoverySection(*report, v.generated_unix) + "</div></details>\n";
   }

@@ -25,6 +25,8 @@ class ApiFetcher final : public Fetcher {
     if (!r.ok()) {
       f.error = r.error().message;
       f.http_status = HttpStatusOfError(r.error());
+      // Resource exhaustion without an HTTP status (a 429 has one) is the transport's body cap.
+      f.over_cap = r.error().code == ErrorCode::kResourceExhausted && f.http_status == 0;
       return f;
     }
     f.ok = true;

@@ -9,13 +9,24 @@
 
 namespace gpuattr::sources {
 
-BodyRead ReadBody(std::string_view body, BodyKind kind) {
+BodyRead ReadBody(std::string_view body, BodyKind kind, const BodyLimits& limits) {
   BodyRead r;
+  auto reject = [&r](const LimitBreach& b) {
+    r.readings.reset();
+    r.reason = b.Describe();
+    r.over_limit = b.limit;
+    return r;
+  };
+  // The fetch stops at the cap already; a caller that read the body some other way gets the same.
+  if (body.size() > limits.body_bytes)
+    return reject({"body_bytes", limits.body_bytes, body.size(), ""});
   expo::Exposition ex;
-  expo::Limits limits;
-  limits.max_body_bytes = std::max(limits.max_body_bytes, body.size());
-  expo::Parse(body, ex, limits);
+  expo::Limits parse;
+  parse.max_body_bytes = std::max(parse.max_body_bytes, body.size());
+  parse.max_samples = limits.samples;
+  expo::Parse(body, ex, parse);
   r.parse_errors = ex.error_count;
+  if (ex.sample_limit_hit) return reject({"samples", limits.samples, limits.samples + 1, ""});
   const std::string first_error = ex.errors.empty() ? "" : ex.errors.front().Describe();
   if (ex.samples.empty()) {
     r.reason = body.empty()         ? "empty body"
@@ -24,21 +35,23 @@ BodyRead ReadBody(std::string_view body, BodyKind kind) {
                                     : "no sample in the body";
     return r;
   }
+  LimitBreach breach;
   switch (kind) {
     case BodyKind::kDcgm:
-      r.readings = ReadDcgm(ex);
+      r.readings = ReadDcgm(ex, limits, &breach);
       break;
     case BodyKind::kProcess:
-      r.readings = ReadProcess(ex);
+      r.readings = ReadProcess(ex, limits, &breach);
       break;
     case BodyKind::kVllm:
     case BodyKind::kSglang:
-      r.readings = ReadInference(ex);
+      r.readings = ReadInference(ex, limits, &breach);
       break;
     case BodyKind::kUnrecognised:
       r.reason = "target has no known kind";
       return r;
   }
+  if (!breach.limit.empty()) return reject(breach);
   if (ex.error_count > 0)
     r.reason = std::to_string(ex.error_count) + " malformed line(s), " + first_error;
   return r;

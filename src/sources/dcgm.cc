@@ -5,6 +5,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "body_budget.h"
 #include "family_tally.h"
 #include "gpuattr/sources/labels.h"
 
@@ -63,14 +64,39 @@ std::optional<int> ParseInt(std::string_view s) {
   return v;
 }
 
+// The device a line names, whatever its pod labels and hostname (an exporter speaks for one node),
+// and the pod: what the body limits count.
+void BudgetKeys(const ResolvedLabels& l, std::string& device, std::string& pod) {
+  device.clear();
+  AppendKeyPart(device, l.Get(LabelKey::kGpu));
+  AppendKeyPart(device, l.Get(LabelKey::kUuid));
+  device.push_back(l.Has(LabelKey::kGpuInstance) ? 'i' : '-');
+  AppendKeyPart(device, l.Get(LabelKey::kGpuInstance));
+  pod.clear();
+  if (!l.Has(LabelKey::kNamespace) && !l.Has(LabelKey::kPod)) return;
+  AppendKeyPart(pod, l.Get(LabelKey::kNamespace));
+  AppendKeyPart(pod, l.Get(LabelKey::kPod));
+}
+
+std::string DeviceName(const ResolvedLabels& l) {
+  std::string name(l.Get(LabelKey::kGpu));
+  if (l.Has(LabelKey::kGpuInstance)) name += ":" + std::string(l.Get(LabelKey::kGpuInstance));
+  if (l.Has(LabelKey::kUuid)) name += " (" + std::string(l.Get(LabelKey::kUuid)) + ")";
+  return name;
+}
+
 }  // namespace
 
-DcgmReadings ReadDcgm(const expo::Exposition& exposition) {
+DcgmReadings ReadDcgm(const expo::Exposition& exposition, const BodyLimits& limits,
+                      LimitBreach* breach) {
   DcgmReadings out;
   ReadStats& stats = out.stats;
   FamilyTally tally(stats);
   std::unordered_map<std::string, size_t> index;  // identity key → records position
   std::string key;
+  DeviceBudget budget(limits);
+  std::string device_key, pod_key;
+  LimitBreach over;
 
   // Samples of one family are consecutive: look the name up once per run.
   std::string_view last_name;
@@ -103,7 +129,15 @@ DcgmReadings ReadDcgm(const expo::Exposition& exposition) {
     // (and MIG slices, and pods). A field gpuattr does not read sets no value: unknown, never 0.
     IdentityKey(labels, key);
     auto [it, inserted] = index.try_emplace(key, out.records.size());
-    if (inserted) out.records.push_back(NewRecord(labels, s.line));
+    if (inserted) {
+      // A new identity may be a new device or a new pod on one: within the limits, or stop.
+      BudgetKeys(labels, device_key, pod_key);
+      if (!budget.Admit(device_key, DeviceName(labels), pod_key, over)) {
+        if (breach) *breach = std::move(over);
+        break;
+      }
+      out.records.push_back(NewRecord(labels, s.line));
+    }
     DcgmRecord& rec = out.records[it->second];
     MergeAttributes(rec, labels);
     if (!last_alias) continue;

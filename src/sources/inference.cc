@@ -29,7 +29,8 @@ std::string_view ModelFromModelName(std::string_view model_name) {
   return slash == std::string_view::npos ? model_name : model_name.substr(slash + 1);
 }
 
-InferenceReadings ReadInference(const expo::Exposition& exposition) {
+InferenceReadings ReadInference(const expo::Exposition& exposition, const BodyLimits& limits,
+                                LimitBreach* breach) {
   InferenceReadings out;
   ReadStats& stats = out.stats;
   FamilyTally tally(stats);
@@ -53,6 +54,11 @@ InferenceReadings ReadInference(const expo::Exposition& exposition) {
     AppendKeyPart(key, model_name);
     auto [it, inserted] = index.try_emplace(std::move(key), out.models.size());
     if (inserted) {
+      if (out.models.size() >= limits.models_per_server) {
+        if (breach)
+          *breach = {"models_per_server", limits.models_per_server, out.models.size() + 1, ""};
+        break;
+      }
       InferenceReading r;
       r.kind = alias->engine;
       r.model_name = model_name;

@@ -4,6 +4,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "body_budget.h"
 #include "family_tally.h"
 #include "gpuattr/sources/labels.h"
 
@@ -37,13 +38,31 @@ std::optional<double>* DeviceSlot(ProcessDeviceReading& d, ProcessMetric m) {
 
 }  // namespace
 
-ProcessReadings ReadProcess(const expo::Exposition& exposition) {
+ProcessReadings ReadProcess(const expo::Exposition& exposition, const BodyLimits& limits,
+                            LimitBreach* breach) {
   ProcessReadings out;
   ReadStats& stats = out.stats;
   FamilyTally tally(stats);
   std::unordered_map<std::string, size_t> process_index;
   std::unordered_map<std::string, size_t> device_index;
   std::string key;  // reused across samples
+  DeviceBudget budget(limits);
+  std::string pod_key;
+  LimitBreach over;
+  // A new process or device line may be a new device or a new pod on one: within the limits.
+  auto admit = [&](const ResolvedLabels& labels, bool with_pod) {
+    std::string device;
+    AppendKeyPart(device, labels.Get(LabelKey::kUuid));
+    AppendKeyPart(device, labels.Get(LabelKey::kGpu));
+    pod_key.clear();
+    if (with_pod && (labels.Has(LabelKey::kNamespace) || labels.Has(LabelKey::kPod))) {
+      AppendKeyPart(pod_key, labels.Get(LabelKey::kNamespace));
+      AppendKeyPart(pod_key, labels.Get(LabelKey::kPod));
+    }
+    std::string name(labels.Get(LabelKey::kGpu));
+    if (labels.Has(LabelKey::kUuid)) name += " (" + std::string(labels.Get(LabelKey::kUuid)) + ")";
+    return budget.Admit(device, name, pod_key, over);
+  };
 
   for (const expo::Sample& s : exposition.samples) {
     ++stats.samples;
@@ -74,6 +93,7 @@ ProcessReadings ReadProcess(const expo::Exposition& exposition) {
       }
       auto [it, inserted] = process_index.try_emplace(key, out.processes.size());
       if (inserted) {
+        if (!admit(labels, true)) break;
         ProcessReading p;
         if (labels.Has(LabelKey::kNamespace) || labels.Has(LabelKey::kPod)) {
           PodLabels pod;
@@ -92,6 +112,7 @@ ProcessReadings ReadProcess(const expo::Exposition& exposition) {
     } else {
       auto [it, inserted] = device_index.try_emplace(key, out.devices.size());
       if (inserted) {
+        if (!admit(labels, false)) break;
         ProcessDeviceReading d;
         d.uuid = labels.Get(LabelKey::kUuid);
         d.gpu = labels.Get(LabelKey::kGpu);
@@ -112,6 +133,7 @@ ProcessReadings ReadProcess(const expo::Exposition& exposition) {
     *slot = ToBaseUnit(alias->unit, s.value);
     ++stats.samples_used;
   }
+  if (breach && !over.limit.empty()) *breach = std::move(over);
   return out;
 }
 

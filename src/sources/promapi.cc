@@ -229,7 +229,9 @@ expo::Exposition SamplesAsExposition(const std::vector<RepairedSeries>& series) 
   return ex;
 }
 
-std::vector<PromNodeReadings> ReadPromSeries(const std::vector<RepairedSeries>& series) {
+std::vector<PromNodeReadings> ReadPromSeries(const std::vector<RepairedSeries>& series,
+                                             const BodyLimits& limits,
+                                             std::vector<std::string>* rejected) {
   // Per node: the dcgm series and the per-process series, kept in answer order.
   std::map<std::string, std::pair<std::vector<RepairedSeries>, std::vector<RepairedSeries>>>
       by_node;
@@ -244,15 +246,24 @@ std::vector<PromNodeReadings> ReadPromSeries(const std::vector<RepairedSeries>& 
   for (const auto& [node, groups] : by_node) {
     PromNodeReadings n;
     n.node = node;
-    if (!groups.first.empty()) n.dcgm = ReadDcgm(SamplesAsExposition(groups.first));
-    if (!groups.second.empty()) n.process = ReadProcess(SamplesAsExposition(groups.second));
+    LimitBreach breach;
+    const size_t samples = groups.first.size() + groups.second.size();
+    if (samples > limits.samples) breach = {"samples", limits.samples, samples, ""};
+    if (breach.limit.empty() && !groups.first.empty())
+      n.dcgm = ReadDcgm(SamplesAsExposition(groups.first), limits, &breach);
+    if (breach.limit.empty() && !groups.second.empty())
+      n.process = ReadProcess(SamplesAsExposition(groups.second), limits, &breach);
+    if (!breach.limit.empty()) {  // the node's share is rejected whole, as an exporter body is
+      if (rejected) rejected->push_back("node " + node + ": " + breach.Describe());
+      continue;
+    }
     out.push_back(std::move(n));
   }
   return out;
 }
 
 Result<QueryAnswer> ReadQueryAnswer(std::string_view body, std::string_view source,
-                                    const PodLookup& lookup) {
+                                    const PodLookup& lookup, const BodyLimits& limits) {
   Result<DecodedQuery> decoded = DecodeQueryResponse(body, source);
   if (!decoded) return decoded.error();
   QueryAnswer out;
@@ -267,7 +278,7 @@ Result<QueryAnswer> ReadQueryAnswer(std::string_view body, std::string_view sour
       ++out.unnamed_series;
   }
   DeduplicateReplicas(series);
-  out.nodes = ReadPromSeries(series);
+  out.nodes = ReadPromSeries(series, limits, &out.rejected_nodes);
   return out;
 }
 

@@ -54,4 +54,12 @@ const std::optional<double>* DcgmValues::Slot(DcgmField field) const {
   return const_cast<DcgmValues*>(this)->Slot(field);
 }
 
+ReadStats& StatsOf(Readings& readings) {
+  return std::visit([](auto& r) -> ReadStats& { return r.stats; }, readings);
+}
+
+const ReadStats& StatsOf(const Readings& readings) {
+  return std::visit([](const auto& r) -> const ReadStats& { return r.stats; }, readings);
+}
+
 }  // namespace gpuattr::sources

@@ -130,7 +130,7 @@ TEST(DiscoverySession, BadExportersDoNotHoldBackTheGoodOnes) {
   KubeSessionOptions opts;
   opts.discovery.scrape.timeout = seconds(2);
   opts.discovery.probe_timeout = seconds(2);
-  opts.discovery.scrape.max_body_bytes = 8u << 20;
+  opts.discovery.scrape.limits.body_bytes = 8u << 20;
   Harness h;
   ASSERT_TRUE(h.Start("disc-faults", opts));
   auto c1 = h.Cycle();
@@ -162,15 +162,25 @@ TEST(DiscoverySession, BadExportersDoNotHoldBackTheGoodOnes) {
   std::set<std::string> good;
   for (const auto& e : c2->input.readings) good.insert(e.pod);
   EXPECT_EQ(good, (std::set<std::string>{"dcgm-exporter-good-1", "dcgm-exporter-good-2"}));
-  for (const auto& e : c2->input.readings)
-    EXPECT_EQ(std::get<sources::DcgmReadings>(e.readings).records.size(), 2u);
+  // Both good ones were read. The six exporters share one node and its GPU indices 0 and 1, so
+  // one device each: good-1 (first by name among those that answered) keeps both, good-2's six
+  // lines are duplicate_device (DESIGN section 10).
+  for (const auto& e : c2->input.readings) {
+    const auto& d = std::get<sources::DcgmReadings>(e.readings);
+    const bool first = e.pod == "dcgm-exporter-good-1";
+    EXPECT_EQ(d.records.size(), first ? 2u : 0u) << e.pod;
+    EXPECT_EQ(
+        d.stats.rejected.count("duplicate_device") ? d.stats.rejected.at("duplicate_device") : 0u,
+        first ? 0u : 6u)
+        << e.pod;
+  }
   for (std::string bad : {"slow", "garbage", "truncated", "huge"}) {
     const ExporterStatus* e = FindExporter(c2->report, "dcgm-exporter-" + bad);
     ASSERT_NE(e, nullptr) << bad;
     EXPECT_FALSE(e->up) << bad;
     EXPECT_FALSE(e->reason.empty()) << bad;
     EXPECT_EQ(e->kind, "dcgm") << bad;
-    EXPECT_LE(e->bytes, opts.discovery.scrape.max_body_bytes) << bad;
+    EXPECT_LE(e->bytes, opts.discovery.scrape.limits.body_bytes) << bad;
   }
   EXPECT_NE(FindExporter(c2->report, "dcgm-exporter-huge")->reason.find("limit"), std::string::npos)
       << FindExporter(c2->report, "dcgm-exporter-huge")->reason;

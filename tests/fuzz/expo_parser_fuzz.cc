@@ -1,5 +1,7 @@
 // libFuzzer target for the exposition parser: parses the input (twice, into a reused Exposition,
-// and with tight limits) and checks the invariants the rest of gpuattr relies on.
+// and with tight limits, the sample limit among them) and checks the invariants the rest of
+// gpuattr relies on.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -121,8 +123,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   tight.max_line_bytes = 64;
   tight.max_labels_per_sample = 2;
   tight.max_errors_kept = 3;
+  tight.max_samples = 3;
   gpuattr::expo::Parse(input, e, tight);
   CheckInvariants(input.substr(0, tight.max_body_bytes), e, tight);
   Check(e.truncated == (size > tight.max_body_bytes), "truncated flag matches the body size");
+  Check(e.samples.size() <= tight.max_samples, "samples within max_samples");
+  Check(!e.sample_limit_hit || e.samples.size() == tight.max_samples,
+        "the sample limit stops parsing right at the limit");
+
+  // The sample limit keeps a prefix of what an unlimited parse gives.
+  gpuattr::expo::Limits capped = defaults;
+  capped.max_samples = samples / 2;
+  Exposition c;
+  gpuattr::expo::Parse(input, c, capped);
+  CheckInvariants(input, c, capped);
+  Check(c.sample_limit_hit == (samples > capped.max_samples), "sample_limit_hit iff over");
+  Check(c.samples.size() == std::min(samples, capped.max_samples), "capped sample count");
+  gpuattr::expo::Parse(input, e, defaults);
+  for (size_t i = 0; i < c.samples.size(); ++i)
+    Check(c.samples[i].name == e.samples[i].name && c.samples[i].line == e.samples[i].line,
+          "capped samples are the first ones");
   return 0;
 }

@@ -120,6 +120,9 @@ def exporter_pod(ns, name, node, image="nvcr.io/nvidia/k8s/dcgm-exporter:4.2.3",
     p = pod(ns, name, node, image=image)
     p["spec"]["containers"][0]["ports"] = [{"name": "metrics", "containerPort": port}]
     p["metadata"]["labels"] = {"app": name.rsplit("-", 1)[0]}
+    # A DaemonSet's pod, as exporters are deployed: only such a pod may speak for its node's GPUs.
+    p["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "DaemonSet",
+                                         "name": name.rsplit("-", 1)[0], "controller": True}]
     return p
 
 

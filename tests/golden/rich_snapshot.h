@@ -30,8 +30,18 @@ inline publish::Snapshot RichSnapshot() {
   a.latest.apiserver_requests[{"get", "pods/proxy", "error"}] = 4;
   auto report = std::make_shared<discovery::DiscoveryReport>();
   report->cluster = a.cluster;
-  report->exporters.push_back({"gpu-operator", "dcgm-exporter-x", "gpu-node-1", 9400, "dcgm", true,
-                               200, "", 0.05, 60000, 0});
+  report->exporters.push_back({"gpu-operator",
+                               "dcgm-exporter-x",
+                               "gpu-node-1",
+                               9400,
+                               "dcgm",
+                               true,
+                               200,
+                               "",
+                               0.05,
+                               60000,
+                               0,
+                               {{"bad_value", 0}, {"unknown_pod", 2}}});
   report->outcome_counts = {{"accepted", 1}, {"unrecognised", 0}, {"error", 0}, {"pinned", 0}};
   report->read_path = "exporters";
   report->read_path_reason = "below_threshold";

@@ -19,4 +19,12 @@ kube::Pod MakeRunningPod(std::string ns, std::string name, std::string node, std
   return p;
 }
 
+kube::Pod MakeDaemonSetPod(std::string ns, std::string name, std::string node, std::string image,
+                           std::vector<kube::ContainerPort> ports) {
+  kube::Pod p = MakeRunningPod(std::move(ns), std::move(name), std::move(node), std::move(image),
+                               std::move(ports));
+  p.owners.push_back({"DaemonSet", p.name.substr(0, p.name.rfind('-')), true});
+  return p;
+}
+
 }  // namespace gpuattr::testing

@@ -43,7 +43,17 @@ TEST(AppOptions, DefaultsWithoutFlagsOrFile) {
   EXPECT_EQ(c.stale_after, std::chrono::minutes(5));
   EXPECT_EQ(c.scrape.concurrency, 16);
   EXPECT_EQ(c.scrape.timeout, std::chrono::seconds(15));
-  EXPECT_EQ(c.scrape.max_body_bytes, 64u << 20);
+  EXPECT_EQ(c.scrape.limits.body_bytes, 16u << 20);
+  EXPECT_EQ(c.scrape.limits.samples, 200'000);
+  EXPECT_EQ(c.scrape.limits.devices_per_node, 128);
+  EXPECT_EQ(c.scrape.limits.pods_per_device, 64);
+  EXPECT_EQ(c.scrape.limits.models_per_server, 16);
+  EXPECT_EQ(c.scrape.limits.query_api_body_bytes, 64u << 20);
+  EXPECT_TRUE(c.discovery.trust.exporters.empty());
+  EXPECT_EQ(c.discovery.trust.query_api_namespaces,
+            (std::vector<std::string>{"monitoring", "prometheus", "kube-prometheus-stack",
+                                      "observability", "victoria-metrics", "thanos", "mimir",
+                                      "openshift-monitoring", "gpu-operator"}));
   EXPECT_DOUBLE_EQ(c.idle.utilization_below, 0.05);
   EXPECT_EQ(c.idle.memory_at_least_bytes, 256u << 20);
   EXPECT_EQ(c.discovery.cache, std::chrono::seconds(60));
@@ -220,9 +230,19 @@ web:
   basic_auth:
     users:
       - {username: prom, password_file: /p}
-scrape: {concurrency: 3, timeout: 2s, max_body_bytes: 1GiB}
+scrape: {concurrency: 3, timeout: 2s, limits: {body_bytes: 1GiB, samples: 10, devices_per_node: 9,
+         pods_per_device: 8, models_per_server: 7, query_api_body_bytes: 2MiB}}
 idle: {utilization_below: 0.1, memory_at_least: 1GB}
-discovery: {cache: 30s, not_inference_cache: 5m, error_cache: 1m, inference_probes_per_cycle: 7}
+discovery:
+  cache: 30s
+  not_inference_cache: 5m
+  error_cache: 1m
+  inference_probes_per_cycle: 7
+  trust:
+    exporters:
+      - {namespace: gpu-mon, selector: {app: my-exporter, tier: gpu}}
+      - namespace: telemetry
+    query_api_namespaces: [obs]
 )");
   EXPECT_EQ(c.kubeconfig, "/home/me/.kube/lab");
   EXPECT_EQ(c.stale_after, std::chrono::seconds(90));
@@ -233,7 +253,19 @@ discovery: {cache: 30s, not_inference_cache: 5m, error_cache: 1m, inference_prob
   EXPECT_EQ(c.web.basic_auth_users[0].password_file, "/p");
   EXPECT_EQ(c.scrape.concurrency, 3);
   EXPECT_EQ(c.scrape.timeout, std::chrono::seconds(2));
-  EXPECT_EQ(c.scrape.max_body_bytes, 1ull << 30);
+  EXPECT_EQ(c.scrape.limits.body_bytes, 1ull << 30);
+  EXPECT_EQ(c.scrape.limits.samples, 10);
+  EXPECT_EQ(c.scrape.limits.devices_per_node, 9);
+  EXPECT_EQ(c.scrape.limits.pods_per_device, 8);
+  EXPECT_EQ(c.scrape.limits.models_per_server, 7);
+  EXPECT_EQ(c.scrape.limits.query_api_body_bytes, 2u << 20);
+  ASSERT_EQ(c.discovery.trust.exporters.size(), 2u);
+  EXPECT_EQ(c.discovery.trust.exporters[0].namespace_, "gpu-mon");
+  EXPECT_EQ(c.discovery.trust.exporters[0].selector,
+            (std::map<std::string, std::string>{{"app", "my-exporter"}, {"tier", "gpu"}}));
+  EXPECT_EQ(c.discovery.trust.exporters[1].namespace_, "telemetry");
+  EXPECT_TRUE(c.discovery.trust.exporters[1].selector.empty());
+  EXPECT_EQ(c.discovery.trust.query_api_namespaces, std::vector<std::string>{"obs"});
   EXPECT_DOUBLE_EQ(c.idle.utilization_below, 0.1);
   EXPECT_EQ(c.idle.memory_at_least_bytes, 1'000'000'000u);
   EXPECT_EQ(c.discovery.cache, std::chrono::seconds(30));
@@ -263,10 +295,25 @@ TEST(AppConfig, BadValuesNameFileAndKey) {
               StartsWith("config.yaml: scrape.concurrency: invalid integer \"many\""));
   EXPECT_THAT(LoadError("scrape: {concurrency: 0}\n"),
               StartsWith("config.yaml: scrape.concurrency: 0 is out of range"));
-  EXPECT_THAT(LoadError("scrape: {max_body_bytes: 64 furlongs}\n"),
-              StartsWith("config.yaml: scrape.max_body_bytes: invalid size"));
-  EXPECT_THAT(LoadError("scrape: {max_body_bytes: 0}\n"),
-              StartsWith("config.yaml: scrape.max_body_bytes: "));
+  EXPECT_THAT(LoadError("scrape: {limits: {body_bytes: 64 furlongs}}\n"),
+              StartsWith("config.yaml: scrape.limits.body_bytes: invalid size"));
+  EXPECT_THAT(LoadError("scrape: {limits: {body_bytes: 0}}\n"),
+              StartsWith("config.yaml: scrape.limits.body_bytes: "));
+  // The old key names where it went.
+  EXPECT_THAT(LoadError("scrape: {max_body_bytes: 64MiB}\n"),
+              StartsWith("config.yaml: scrape.max_body_bytes: moved to scrape.limits.body_bytes"));
+  EXPECT_THAT(LoadError("scrape: {limits: {samples: 0}}\n"),
+              StartsWith("config.yaml: scrape.limits.samples: 0 is out of range"));
+  EXPECT_THAT(LoadError("scrape: {limits: {devices: 3}}\n"),
+              StartsWith("config.yaml: scrape.limits.devices: unknown key"));
+  EXPECT_THAT(LoadError("discovery: {trust: {exporters: [{selector: {app: x}}]}}\n"),
+              StartsWith("config.yaml: discovery.trust.exporters[0].namespace: missing"));
+  EXPECT_THAT(LoadError("discovery: {trust: {exporters: [{namespace: a, selector: [x]}]}}\n"),
+              StartsWith("config.yaml: discovery.trust.exporters[0].selector: expected a mapping"));
+  EXPECT_THAT(LoadError("discovery: {trust: {query_api_namespaces: monitoring}}\n"),
+              StartsWith("config.yaml: discovery.trust.query_api_namespaces: expected a list"));
+  EXPECT_THAT(LoadError("discovery: {trust: {namespaces: []}}\n"),
+              StartsWith("config.yaml: discovery.trust.namespaces: unknown key"));
   EXPECT_THAT(LoadError("idle: {utilization_below: 5}\n"),
               StartsWith("config.yaml: idle.utilization_below: 5 is not a ratio"));
   EXPECT_THAT(LoadError("idle: {memory_at_least: lots}\n"),
@@ -367,8 +414,9 @@ TEST(AppConfig, ExampleFileParsesAndEqualsTheDefaults) {
 // Every key the loader accepts at every mapping level appears in the example file.
 TEST(AppConfig, ExampleFileDocumentsEveryKey) {
   YAML::Node example = YAML::LoadFile(ExamplePath().string());
-  const std::vector<std::string> levels = {"",    "web",    "web.tls", "web.basic_auth",
-                                           "log", "scrape", "idle",    "discovery"};
+  const std::vector<std::string> levels = {
+      "",       "web",           "web.tls", "web.basic_auth", "log",
+      "scrape", "scrape.limits", "idle",    "discovery",      "discovery.trust"};
   for (const std::string& level : levels) {
     // Ask the loader which keys it knows at this level, through its unknown-key message.
     std::string yaml, indent;

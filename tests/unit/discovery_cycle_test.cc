@@ -27,8 +27,8 @@ constexpr char kDcgmBody[] =
     "250\n";
 
 kube::Pod MakePod(std::string name, std::string image, std::vector<kube::ContainerPort> ports) {
-  return gpuattr::testing::MakeRunningPod("gpu-operator", std::move(name), "node-a",
-                                          std::move(image), std::move(ports));
+  return gpuattr::testing::MakeDaemonSetPod("gpu-operator", std::move(name), "node-a",
+                                            std::move(image), std::move(ports));
 }
 
 std::shared_ptr<const kube::ClusterObjects> GpuCluster() {
@@ -235,8 +235,10 @@ TEST(DiscoveryFamilies, ExporterAndCandidateSeries) {
   }
   EXPECT_EQ(up_by_kind["dcgm"], 1);
   EXPECT_EQ(up_by_kind["unknown"], 0);
-  // Every probe outcome, plus no_port and waiting.
-  EXPECT_EQ(by_name["gpuattr_discovery_candidates"]->metric.size(), 6u);
+  // Every probe outcome (untrusted included), plus no_port and waiting.
+  EXPECT_EQ(by_name["gpuattr_discovery_candidates"]->metric.size(), 7u);
+  // Every rejection reason of the exporter that was read, 0 included; none for the one down.
+  EXPECT_EQ(by_name["gpuattr_exporter_rejected_lines"]->metric.size(), 5u);
   std::string html = publish::RenderDiscoverySection(c.report, 0);
   EXPECT_NE(html.find("dcgm-exporter-a"), std::string::npos);
   EXPECT_NE(html.find("503"), std::string::npos);

@@ -33,9 +33,9 @@ std::shared_ptr<kube::ClusterObjects> GpuCluster() {
   n.name = "node-a";
   n.capacity["nvidia.com/gpu"] = 1;
   o->nodes[n.name] = n;
-  kube::Pod exporter =
-      gpuattr::testing::MakeRunningPod("gpu-operator", "dcgm-exporter-a", "node-a",
-                                       "nvcr.io/nvidia/k8s/dcgm-exporter:3.3", {{"metrics", 9400}});
+  kube::Pod exporter = gpuattr::testing::MakeDaemonSetPod(
+      "gpu-operator", "dcgm-exporter-a", "node-a", "nvcr.io/nvidia/k8s/dcgm-exporter:3.3",
+      {{"metrics", 9400}});
   o->pods[exporter.Key()] = exporter;
   kube::Pod work =
       gpuattr::testing::MakeRunningPod("ml", "llm-0", "node-a", "vllm/vllm-openai", {});

@@ -45,9 +45,9 @@ std::shared_ptr<kube::ClusterObjects> Cluster(int nodes, const std::string& api_
     n.name = "gpu-" + std::to_string(i);
     n.capacity["nvidia.com/gpu"] = 1;
     o->nodes[n.name] = n;
-    kube::Pod p = gpuattr::testing::MakeRunningPod("gpu-operator", "dcgm-exporter-" + n.name,
-                                                   n.name, "nvcr.io/nvidia/k8s/dcgm-exporter:3.3",
-                                                   {{"metrics", 9400}});
+    kube::Pod p = gpuattr::testing::MakeDaemonSetPod("gpu-operator", "dcgm-exporter-" + n.name,
+                                                     n.name, "nvcr.io/nvidia/k8s/dcgm-exporter:3.3",
+                                                     {{"metrics", 9400}});
     o->pods[p.Key()] = p;
   }
   kube::Node cpu;

@@ -72,6 +72,13 @@ TEST(DecodePod, RealisticPod) {
   // Only prometheus.io/* annotations are kept (last-applied-configuration can be huge).
   EXPECT_EQ(p.annotations.size(), 2u);
   EXPECT_EQ(p.annotations.at("prometheus.io/port"), "8000");
+  // Owner references: an exporter owned by a DaemonSet may speak for its node (DESIGN 10).
+  ASSERT_EQ(p.owners.size(), 1u);
+  EXPECT_EQ(p.owners[0].kind, "ReplicaSet");
+  EXPECT_EQ(p.owners[0].name, "vllm-7b");
+  EXPECT_FALSE(p.owners[0].controller);
+  EXPECT_EQ(p.OwnedBy("DaemonSet"), nullptr);
+  ASSERT_NE(p.OwnedBy("ReplicaSet"), nullptr);
 
   ASSERT_EQ(p.containers.size(), 1u);
   const Container& c = p.containers[0];
@@ -148,6 +155,18 @@ TEST(DecodePod, MissingFieldsAreFine) {
   EXPECT_TRUE(DecodePod(json::object()).ok());
 }
 
+TEST(DecodePod, DaemonSetOwner) {
+  auto r = DecodePod(json::parse(R"({"metadata": {"name": "nvidia-dcgm-exporter-7xk2p",
+      "namespace": "gpu-operator", "ownerReferences": [
+        {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "nvidia-dcgm-exporter",
+         "uid": "5d1c", "controller": true, "blockOwnerDeletion": true}]}})"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const OwnerReference* ds = r->OwnedBy("DaemonSet");
+  ASSERT_NE(ds, nullptr);
+  EXPECT_EQ(ds->name, "nvidia-dcgm-exporter");
+  EXPECT_TRUE(ds->controller);
+}
+
 TEST(DecodePod, WrongTypesNameTheObjectAndTheField) {
   auto j = json::parse(kPod);
   j["spec"]["containers"][0]["ports"][0]["containerPort"] = "8000";
@@ -163,6 +182,12 @@ TEST(DecodePod, WrongTypesNameTheObjectAndTheField) {
   r = DecodePod(j);
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.error().message, HasSubstr("metadata.labels[\"app\"]"));
+
+  j = json::parse(kPod);
+  j["metadata"]["ownerReferences"][0]["kind"] = 7;
+  r = DecodePod(j);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.error().message, HasSubstr("metadata.ownerReferences[0].kind"));
 
   j = json::parse(kPod);
   j["spec"]["initContainers"] = "nope";

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gpuattr/app/options.h"
+#include "gpuattr/trust/rules.h"
 #include "gpuattr/util/log.h"
 #include "gpuattr/util/status.h"
 
@@ -53,10 +54,23 @@ struct WebConfig {
   bool operator==(const WebConfig&) const = default;
 };
 
+// Limits per exporter body (DESIGN section 10): a body over one is rejected whole. body_bytes was
+// scrape.max_body_bytes (64 MiB) before it moved here.
+struct LimitsConfig {
+  uint64_t body_bytes = 16ull << 20;
+  int samples = 200'000;
+  int devices_per_node = 128;
+  int pods_per_device = 64;
+  int models_per_server = 16;
+  // One query-API answer covers every node: its own cap (the per-node limits apply per node).
+  uint64_t query_api_body_bytes = 64ull << 20;
+  bool operator==(const LimitsConfig&) const = default;
+};
+
 struct ScrapeConfig {
   int concurrency = 16;
   milliseconds timeout{15'000};
-  uint64_t max_body_bytes = 64ull << 20;
+  LimitsConfig limits;
   bool operator==(const ScrapeConfig&) const = default;
 };
 
@@ -64,6 +78,13 @@ struct IdleConfig {
   double utilization_below = 0.05;
   uint64_t memory_at_least_bytes = 256ull << 20;
   bool operator==(const IdleConfig&) const = default;
+};
+
+// Who may speak for devices beyond DaemonSet pods and pins (DESIGN section 10, trust/rules.h).
+struct TrustConfig {
+  std::vector<trust::ExporterRule> exporters;
+  std::vector<std::string> query_api_namespaces = trust::DefaultQueryApiNamespaces();
+  bool operator==(const TrustConfig&) const = default;
 };
 
 struct DiscoveryConfig {
@@ -74,6 +95,7 @@ struct DiscoveryConfig {
   // Above this many GPU nodes a trusted query API with the GPU series is read instead of one
   // proxy GET per exporter; 0: never (docs/deploy.md, "Large clusters").
   int query_api_above_gpu_nodes = 200;
+  TrustConfig trust;
   bool operator==(const DiscoveryConfig&) const = default;
 };
 

@@ -3,7 +3,10 @@
 // costs no probe beyond the expiries:
 //   exporter candidates: any result 60 s;
 //   inference candidates: accepted 60 s, not inference 10 min, errors 2 min, doubling with each
-//   consecutive failure of the same pod up to the not-inference period (2, 4, 8, 10 min).
+//   consecutive failure of the same pod up to the not-inference period (2, 4, 8, 10 min);
+//   untrusted (DESIGN section 10): kept while the pod is unchanged (same uid and
+//   resourceVersion), whatever the expiry or a rediscovery; a change of its trust (a pin, a
+//   matching trust rule, a GPU held) asks for a new verdict of any entry.
 // An accepted target is refreshed by each successful scrape; a failed scrape of a known target
 // asks for re-discovery, which expires every exporter-role entry for the next cycle. Entries of
 // pods that are gone (or replaced: a new uid) are dropped. Not thread-safe: one cycle at a time.
@@ -46,8 +49,9 @@ class DiscoveryCache {
   using TimePoint = std::chrono::steady_clock::time_point;
   explicit DiscoveryCache(CacheTtls ttls = {}) : ttls_(ttls) {}
 
-  // The candidates that need a probe now: no entry, a different pod uid, expired, or (after
-  // RequestRediscovery) every exporter-role candidate. Sorted by key.
+  // The candidates that need a probe now: no entry, a different pod uid, a changed trust,
+  // expired, or (after RequestRediscovery) every exporter-role candidate; an untrusted one only
+  // when its pod changed. Sorted by key.
   std::vector<Candidate> Due(const std::vector<Candidate>& current, TimePoint now) const;
   // Keeps a probe's verdict (replacing any older entry for the key).
   void Record(const Candidate& candidate, const ProbeVerdict& verdict, const scrape::Fetch& fetch,

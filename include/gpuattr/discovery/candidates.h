@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gpuattr/kube/objects.h"
+#include "gpuattr/trust/rules.h"
 
 namespace gpuattr::discovery {
 
@@ -20,13 +21,20 @@ std::string_view RoleName(Role role);  // "exporter", "inference"
 struct Candidate {
   std::string namespace_;
   std::string pod;
-  std::string uid;   // the pod's uid: a replaced pod with the same name is a new candidate
-  std::string node;  // spec.nodeName
+  std::string uid;  // the pod's uid: a replaced pod with the same name is a new candidate
+  std::string resource_version;  // the pod's: an untrusted verdict lasts while it is unchanged
+  std::string node;              // spec.nodeName
   int32_t port = 0;
   std::string port_source;  // "annotation", "named metrics", "named http", "8000", "first", "pin"
   Role role = Role::kExporter;
   bool pinned = false;
   std::string why;  // what matched: "image nvcr.io/nvidia/k8s/dcgm-exporter:3.3", "pin ns/p:9400"
+  // Trust (DESIGN section 10, trust/rules.h), set by MarkTrust: why the pod may speak for its
+  // node's devices ("" when it may not, with trust_hint saying how to trust it), and whether it
+  // holds a GPU (an inference server speaks only for a pod that does).
+  std::string trust;
+  std::string trust_hint;
+  bool holds_gpu = false;
 
   // "namespace/pod:port": the cache key and the status page's name for it.
   std::string Key() const;
@@ -86,6 +94,10 @@ struct GpuPresence {
   std::string reason;
 };
 GpuPresence DetectGpuPresence(const kube::ClusterObjects& objects);
+
+// Fills trust, trust_hint and holds_gpu of every candidate from its pod (pins are trusted).
+void MarkTrust(std::vector<Candidate>& candidates, const kube::ClusterObjects& objects,
+               const std::vector<trust::ExporterRule>& rules);
 
 // Merges candidate lists by key (namespace/pod:port): an entry found as both exporter and
 // inference candidate keeps the exporter role (its shorter cache) and both reasons; a pinned one

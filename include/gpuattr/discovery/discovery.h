@@ -21,7 +21,9 @@
 #include "gpuattr/discovery/report.h"
 #include "gpuattr/kube/objects.h"
 #include "gpuattr/scrape/fetch.h"
+#include "gpuattr/sources/limits.h"
 #include "gpuattr/sources/readings.h"
+#include "gpuattr/trust/rules.h"
 #include "gpuattr/util/clock.h"
 
 namespace gpuattr::discovery {
@@ -29,7 +31,8 @@ namespace gpuattr::discovery {
 struct ScrapeOptions {
   size_t concurrency = 16;
   std::chrono::milliseconds timeout{15000};
-  size_t max_body_bytes = 64u << 20;
+  // Per body (DESIGN section 10): the fetch stops at limits.body_bytes, the readers at the rest.
+  sources::BodyLimits limits;
 };
 
 struct DiscoveryOptions {
@@ -41,14 +44,17 @@ struct DiscoveryOptions {
   // wait for a later cycle (counted as outcome "waiting"), so that a large cluster's first cycle
   // reads its exporters without waiting on thousands of GPU pods. 0: no inference probes at all.
   size_t inference_probes_per_cycle = 50;
-  ScrapeOptions scrape;  // concurrency, per-target timeout, body cap (probes use the same pool)
+  ScrapeOptions scrape;  // concurrency, per-target timeout, body limits (probes use the same pool)
+  // Pods trusted as exporters beyond DaemonSets and pins (discovery.trust.exporters).
+  std::vector<trust::ExporterRule> trust_rules;
   QueryApiOptions query_api;  // the fallback when no exporter pod answers (docs/fallback.md)
 };
 
 // What one cycle found.
 struct DiscoveryResult {
   DiscoveryReport report;
-  // Every exporter that answered with a usable body, by namespace/pod, then the query API's.
+  // Every exporter that answered with a usable body, by namespace/pod, then the query API's;
+  // vetted (trust/vet.h): lines an exporter may not say are dropped and counted.
   std::vector<sources::ExporterReadings> readings;
   std::vector<std::string> errors;  // e.g. a 403 on pods/proxy, naming the missing permission
 };

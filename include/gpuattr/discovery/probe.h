@@ -12,9 +12,14 @@
 
 namespace gpuattr::discovery {
 
-// Outcome labels of gpuattr_discovery_candidates.
-enum class Outcome : uint8_t { kAccepted, kUnrecognised, kError, kPinned };
-std::string_view OutcomeName(Outcome outcome);  // "accepted", "unrecognised", "error", "pinned"
+// Outcome labels of gpuattr_discovery_candidates. Untrusted: a dcgm or per-process body from a
+// pod that may not speak for devices, or an inference body from a pod that holds no GPU (DESIGN
+// section 10); it is not read, and not probed again while the pod is unchanged.
+enum class Outcome : uint8_t { kAccepted, kUnrecognised, kError, kPinned, kUntrusted };
+// "accepted", "unrecognised", "error", "pinned", "untrusted"
+std::string_view OutcomeName(Outcome outcome);
+inline constexpr Outcome kAllOutcomes[] = {Outcome::kAccepted, Outcome::kUnrecognised,
+                                           Outcome::kError, Outcome::kPinned, Outcome::kUntrusted};
 
 struct ProbeVerdict {
   Outcome outcome = Outcome::kError;
@@ -28,7 +33,8 @@ struct ProbeVerdict {
 ProbeVerdict FailedFetchVerdict(const scrape::Fetch& fetch);
 
 // Pure: the verdict on a candidate's fetched /metrics. An accepted pinned candidate counts as
-// "pinned"; a body of no known kind is "unrecognised"; no body is "error".
+// "pinned"; a body of no known kind is "unrecognised"; no body is "error"; a body its pod may not
+// speak for (Candidate::trust, holds_gpu) is "untrusted", with how to trust it.
 ProbeVerdict JudgeProbe(const Candidate& candidate, const scrape::Fetch& fetch);
 
 // True for outcomes that make the candidate a scrape target.

@@ -25,7 +25,9 @@
 #include "gpuattr/discovery/report.h"
 #include "gpuattr/kube/objects.h"
 #include "gpuattr/scrape/fetch.h"
+#include "gpuattr/sources/limits.h"
 #include "gpuattr/sources/promapi.h"
+#include "gpuattr/trust/rules.h"
 #include "gpuattr/util/clock.h"
 
 namespace gpuattr::discovery {
@@ -86,12 +88,16 @@ struct QueryApiOptions {
   // query API is then only the fallback when no exporter answers).
   size_t prefer_above_gpu_nodes = 200;
   // Services in these namespaces are trusted query APIs (pins always are); see TrustedQueryApi.
-  std::vector<std::string> trusted_namespaces = {"monitoring", "prometheus", "observability"};
+  // Untrusted ones are never queried (DESIGN section 10).
+  std::vector<std::string> trusted_namespaces = trust::DefaultQueryApiNamespaces();
   size_t max_probes = 6;  // per cycle
   std::chrono::milliseconds ttl{std::chrono::seconds(60)};
   std::chrono::milliseconds probe_timeout{5000};
   std::chrono::milliseconds query_timeout{15000};
+  // One answer covers every node, hence a cap of its own (scrape.limits.query_api_body_bytes);
+  // the per-node limits apply to each node's share of it.
   size_t max_body_bytes = 64u << 20;
+  sources::BodyLimits limits;
 };
 
 struct QueryApiEntry {
@@ -123,11 +129,12 @@ class QueryApiFallback {
 
   // The fallback's share of a cycle: decide which API to read (the one chosen earlier, else probe
   // candidates until one has the GPU series), fetch its answer, read it (sources/promapi.h).
-  // `trusted_only`: consider only trusted query APIs (TrustedQueryApi), as when one is preferred
-  // to the exporters on a large cluster.
+  // Only trusted query APIs (TrustedQueryApi) are probed and read; the others are listed with
+  // the outcome "untrusted" and how to trust them, without a request. `preferred`: the API is
+  // read instead of the exporters on a large cluster (the pins' notes say so).
   QueryApiResult RunCycle(scrape::Fetcher& fetcher, const kube::ClusterObjects& objects,
                           const std::vector<ServicePin>& pins, TimePoint now, double now_unix,
-                          const StopSignal* stop = nullptr, bool trusted_only = false);
+                          const StopSignal* stop = nullptr, bool preferred = false);
 
   const std::map<std::string, QueryApiEntry>& entries() const { return entries_; }
   const QueryApiOptions& options() const { return options_; }
@@ -149,9 +156,9 @@ class QueryApiFallback {
 // Pure: the probe's verdict from its answer (count by __name__ of the needed families).
 ProbeVerdict JudgeQueryApiProbe(const QueryApiCandidate& candidate, const scrape::Fetch& fetch);
 
-// Pure: whether a query API may stand in for the exporters of a large cluster: it is pinned, or
-// its Service is in one of options.trusted_namespaces (DESIGN section 10). The one trust check of
-// the read-path choice.
+// Pure: whether a query API may speak for the cluster's GPUs (as the fallback, or instead of the
+// exporters of a large cluster): it is pinned, or its Service is in one of
+// options.trusted_namespaces (DESIGN section 10).
 bool TrustedQueryApi(const QueryApiCandidate& candidate, const QueryApiOptions& options);
 
 // ---- Which path a cluster's GPU series are read by (DESIGN section 11, docs/deploy.md).

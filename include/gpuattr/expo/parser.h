@@ -69,6 +69,9 @@ struct Limits {
   size_t max_line_bytes = 1u << 20;
   size_t max_labels_per_sample = 128;
   size_t max_errors_kept = 100;  // further errors are only counted
+  // Parsing stops at the first sample beyond this many (which is not kept) and sets
+  // Exposition::sample_limit_hit: memory stays bounded by the limit, not by the body.
+  size_t max_samples = SIZE_MAX;
   // Use the bitmask fast path for plain label sets. Results are identical either way; off only
   // for differential tests and fuzzing of the general path.
   bool fast_path = true;
@@ -81,6 +84,7 @@ struct Exposition {
   std::vector<ParseError> errors;     // the first Limits::max_errors_kept
   size_t error_count = 0;             // all malformed lines, kept or not
   bool truncated = false;             // body exceeded max_body_bytes; the prefix was parsed
+  bool sample_limit_hit = false;      // more than max_samples samples: parsing stopped there
   std::deque<std::string> unescaped;  // stable storage for label values that had escapes
 
   std::span<const Label> LabelsOf(const Sample& s) const {

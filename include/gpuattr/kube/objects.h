@@ -46,6 +46,16 @@ struct PodCondition {
   std::string message;
 };
 
+// metadata.ownerReferences[]: who created the pod. A DaemonSet owner is what lets an exporter
+// speak for its node's devices (DESIGN section 10).
+struct OwnerReference {
+  std::string kind;  // "DaemonSet", "ReplicaSet", "StatefulSet", "Job", "Node", ...
+  std::string name;
+  bool controller = false;
+
+  bool operator==(const OwnerReference&) const = default;
+};
+
 struct Pod {
   std::string namespace_;
   std::string name;
@@ -56,6 +66,7 @@ struct Pod {
   int64_t creation_unix = 0;
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;  // only prometheus.io/* ones are kept
+  std::vector<OwnerReference> owners;
   std::vector<Container> containers;
   std::vector<Container> init_containers;
   bool all_containers_ready = false;  // every app container reports ready
@@ -64,6 +75,8 @@ struct Pod {
 
   std::string Key() const { return namespace_ + "/" + name; }
   PodId Id() const { return {namespace_, name}; }
+  // The owner of that kind, or nullptr.
+  const OwnerReference* OwnedBy(std::string_view kind) const;
 };
 
 struct Node {

@@ -24,17 +24,18 @@ namespace gpuattr::scrape {
 
 // One GET's outcome: a body, or why not.
 struct Fetch {
-  bool ok = false;      // a 2xx with a body within the cap
-  int http_status = 0;  // 0 when no response arrived (timeout, connection, body over cap)
-  std::string error;    // when !ok: the reason, naming the permission for a 403
-  std::string body;     // when ok
+  bool ok = false;        // a 2xx with a body within the cap
+  bool over_cap = false;  // no body: it was larger than FetchOptions::max_body_bytes
+  int http_status = 0;    // 0 when no response arrived (timeout, connection, body over cap)
+  std::string error;      // when !ok: the reason, naming the permission for a 403
+  std::string body;       // when ok
   double duration_seconds = 0;
   uint64_t bytes = 0;  // body bytes received (0 when the transport gave up)
 };
 
 struct FetchOptions {
   std::chrono::milliseconds timeout{15000};
-  size_t max_body_bytes = 64u << 20;
+  size_t max_body_bytes = 16u << 20;
   std::string accept = "text/plain;version=0.0.4;q=1,*/*;q=0.1";  // query APIs: JSON
 };
 

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "gpuattr/sources/classify.h"
+#include "gpuattr/sources/limits.h"
 #include "gpuattr/sources/readings.h"
 
 namespace gpuattr::sources {
@@ -18,10 +19,12 @@ struct BodyRead {
   // Why the body is unusable; for a usable body with malformed lines, how many and the first.
   std::string reason;
   uint64_t parse_errors = 0;
+  std::string over_limit;  // the scrape.limits key the body broke ("" when within the limits)
 };
 
 // A body with some malformed lines is usable (the good lines count, the bad ones in
-// parse_errors); an empty body, one with no valid sample, or a kind that has no reader is not.
-BodyRead ReadBody(std::string_view body, BodyKind kind);
+// parse_errors); an empty body, one with no valid sample, a body over one of `limits` (rejected
+// whole, DESIGN section 10), or a kind that has no reader is not.
+BodyRead ReadBody(std::string_view body, BodyKind kind, const BodyLimits& limits = {});
 
 }  // namespace gpuattr::sources

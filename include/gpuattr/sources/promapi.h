@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gpuattr/expo/parser.h"
+#include "gpuattr/sources/limits.h"
 #include "gpuattr/sources/readings.h"
 #include "gpuattr/util/status.h"
 
@@ -86,18 +87,24 @@ struct PromNodeReadings {
 };
 
 // Groups repaired series by node and reads each group with ReadDcgm / ReadProcess. Sorted by node.
-std::vector<PromNodeReadings> ReadPromSeries(const std::vector<RepairedSeries>& series);
+// A node whose series break one of `limits` (samples, devices, pods per device: one node is one
+// exporter's body) is left out whole and described in `rejected` ("node n1: rejected whole: ...").
+std::vector<PromNodeReadings> ReadPromSeries(const std::vector<RepairedSeries>& series,
+                                             const BodyLimits& limits = BodyLimits::Unlimited(),
+                                             std::vector<std::string>* rejected = nullptr);
 
 // One instant-query answer read whole, the pure part of a fallback cycle: decode → repair →
 // de-duplicate HA replicas → read per node.
 struct QueryAnswer {
-  std::vector<PromNodeReadings> nodes;  // sorted by node
-  size_t invalid_series = 0;            // entries the decoder skipped
-  std::string first_invalid;            // why the first one was skipped
-  size_t unnamed_series = 0;            // series without __name__
+  std::vector<PromNodeReadings> nodes;      // sorted by node
+  size_t invalid_series = 0;                // entries the decoder skipped
+  std::string first_invalid;                // why the first one was skipped
+  size_t unnamed_series = 0;                // series without __name__
+  std::vector<std::string> rejected_nodes;  // nodes over a limit, left out (ReadPromSeries)
 };
 Result<QueryAnswer> ReadQueryAnswer(std::string_view body, std::string_view source,
-                                    const PodLookup& lookup);
+                                    const PodLookup& lookup,
+                                    const BodyLimits& limits = BodyLimits::Unlimited());
 
 // Every family name the readers use (dcgm fields, dcgm exporter families, per-process
 // families), from the alias table, sorted.

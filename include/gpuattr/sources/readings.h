@@ -95,6 +95,7 @@ struct ReadStats {
   size_t unkeyed_samples = 0;    // no gpu, no uuid (or no uuid for process lines): unusable
   std::vector<std::string> ignored_family_names;  // first few, for diagnostics
   std::vector<std::string> unknown_family_names;  // first few, for diagnostics
+  std::map<std::string, uint64_t> rejected;       // lines dropped, by reason (DESIGN section 10)
 };
 inline constexpr size_t kMaxFamilyNamesKept = 16;
 
@@ -179,6 +180,14 @@ struct ExporterReadings {
   // looks the pod up in the cluster objects, and only then uses dcgm's hostname label.
   std::string node;
   Readings readings;
+  // Provenance, for the vetting (trust/vet.h): a pinned exporter wins a device UUID that two
+  // exporters report; a query API's node must be a node of the cluster.
+  bool pinned = false;
+  bool from_query_api = false;
 };
+
+// The stats of whichever kind of readings this is.
+ReadStats& StatsOf(Readings& readings);
+const ReadStats& StatsOf(const Readings& readings);
 
 }  // namespace gpuattr::sources

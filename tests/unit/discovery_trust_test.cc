@@ -1,0 +1,273 @@
+// Discovery decides who may speak (DESIGN section 10): a dcgm body is read from a DaemonSet pod, a
+// pinned pod or one a trust rule names; from any other it is "untrusted", not read, and not
+// fetched again while the pod is unchanged. A vLLM body is read only from a pod holding a GPU.
+// A query API outside the trusted namespaces is never asked.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "gpuattr/discovery/discovery.h"
+#include "gpuattr/kube/api_client.h"
+#include "gpuattr/publish/discovery_metrics.h"
+#include "gpuattr/publish/families.h"
+#include "gpuattr/publish/status_page.h"
+#include "support/fake_transport.h"
+#include "support/pods.h"
+
+namespace gpuattr::discovery {
+namespace {
+
+using std::chrono::seconds;
+using testing::FakeReply;
+using testing::FakeTransport;
+using ::testing::HasSubstr;
+
+constexpr char kDcgmBody[] =
+    "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"GPU-1\",namespace=\"finance\","
+    "pod=\"payroll-db-0\"} 999999\n";
+constexpr char kVllmBody[] = "vllm:num_requests_running{model_name=\"m\"} 3\n";
+
+std::string Path(const std::string& ns, const std::string& pod, int port) {
+  return "/api/v1/namespaces/" + ns + "/pods/" + pod + ":" + std::to_string(port) +
+         "/proxy/metrics";
+}
+
+struct Fixture {
+  FakeClock clock;
+  std::shared_ptr<FakeTransport> transport = std::make_shared<FakeTransport>("test");
+  std::unique_ptr<scrape::Fetcher> fetcher;
+  std::unique_ptr<Discovery> discovery;
+  kube::ClusterObjects objects;
+
+  explicit Fixture(DiscoveryOptions options = {}) {
+    kube::ApiClientOptions ao;
+    ao.clock = &clock;
+    fetcher = scrape::MakeApiFetcher(std::make_shared<kube::ApiClient>(transport, ao));
+    discovery = std::make_unique<Discovery>("test", std::move(options), clock);
+    kube::Node n;
+    n.name = "cpu-1";
+    n.capacity["nvidia.com/gpu"] = 0;
+    objects.nodes[n.name] = n;
+  }
+  void Add(const kube::Pod& p) { objects.pods[p.Key()] = p; }
+  DiscoveryResult Cycle() {
+    clock.Advance(seconds(20));
+    return discovery->RunCycle(*fetcher, objects);
+  }
+};
+
+const ProbeRecord* FindProbe(const DiscoveryReport& r, const std::string& pod) {
+  for (const auto& p : r.probes)
+    if (p.candidate.pod == pod) return &p;
+  return nullptr;
+}
+
+// The pod of the issue: a tenant's StatefulSet pod on a CPU node, named like a GPU helper.
+kube::Pod Forger() {
+  kube::Pod p =
+      testing::MakeRunningPod("finance", "gpu-helper-0", "cpu-1", "busybox", {{"metrics", 9400}});
+  p.owners = {{"StatefulSet", "gpu-helper", true}};
+  p.labels = {{"app", "gpu-helper"}};
+  p.resource_version = "100";
+  return p;
+}
+
+TEST(DiscoveryTrust, ADaemonSetExporterIsRead) {
+  Fixture f;
+  f.Add(testing::MakeDaemonSetPod("gpu-operator", "dcgm-exporter-a", "cpu-1", "dcgm-exporter",
+                                  {{"metrics", 9400}}));
+  f.transport->SetDefault(Path("gpu-operator", "dcgm-exporter-a", 9400),
+                          FakeReply::Json(kDcgmBody));
+  DiscoveryResult r = f.Cycle();
+  EXPECT_EQ(r.report.outcome_counts.at("accepted"), 1u);
+  EXPECT_EQ(r.report.outcome_counts.at("untrusted"), 0u);
+  ASSERT_EQ(r.readings.size(), 1u);
+  ASSERT_NE(FindProbe(r.report, "dcgm-exporter-a"), nullptr);
+  EXPECT_EQ(FindProbe(r.report, "dcgm-exporter-a")->candidate.trust,
+            "owned by DaemonSet gpu-operator/dcgm-exporter");
+}
+
+TEST(DiscoveryTrust, AnyOtherPodIsUntrustedAndNotFetchedAgainWhileUnchanged) {
+  Fixture f;
+  f.Add(Forger());
+  const std::string path = Path("finance", "gpu-helper-0", 9400);
+  f.transport->SetDefault(path, FakeReply::Json(kDcgmBody));
+
+  DiscoveryResult r1 = f.Cycle();
+  EXPECT_TRUE(r1.readings.empty());  // nothing it said reaches the stages
+  EXPECT_TRUE(r1.report.exporters.empty());
+  EXPECT_EQ(r1.report.outcome_counts.at("untrusted"), 1u);
+  const ProbeRecord* p = FindProbe(r1.report, "gpu-helper-0");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->verdict.outcome, Outcome::kUntrusted);
+  EXPECT_THAT(p->verdict.reason, HasSubstr("untrusted: dcgm"));
+  EXPECT_THAT(p->verdict.reason, HasSubstr("--target finance/gpu-helper-0:9400"));
+  EXPECT_THAT(p->verdict.reason, HasSubstr("{namespace: finance, selector: {app: gpu-helper}}"));
+  EXPECT_EQ(f.transport->CountRequests(path), 1u);
+  EXPECT_THAT(r1.report.nothing_found,
+              HasSubstr("1 candidate(s) serve GPU series but may not speak for GPUs"));
+
+  // Ten minutes of cycles, a rediscovery among them: no further GET while the pod is unchanged.
+  for (int i = 0; i < 30; ++i) {
+    DiscoveryResult r = f.Cycle();
+    EXPECT_EQ(r.report.outcome_counts.at("untrusted"), 1u);
+    EXPECT_TRUE(r.readings.empty());
+  }
+  EXPECT_EQ(f.transport->CountRequests(path), 1u);
+
+  // The pod changes (a new resourceVersion): judged again, still untrusted.
+  kube::Pod changed = Forger();
+  changed.resource_version = "101";
+  f.Add(changed);
+  f.Cycle();
+  EXPECT_EQ(f.transport->CountRequests(path), 2u);
+  f.Cycle();
+  EXPECT_EQ(f.transport->CountRequests(path), 2u);
+}
+
+TEST(DiscoveryTrust, TheStatusPageSaysHowToTrustIt) {
+  Fixture f;
+  f.Add(Forger());
+  f.transport->SetDefault(Path("finance", "gpu-helper-0", 9400), FakeReply::Json(kDcgmBody));
+  DiscoveryResult r = f.Cycle();
+  publish::Snapshot s;
+  s.complete = true;
+  publish::ClusterSnapshot c;
+  c.cluster = "test";
+  c.latest.discovery = std::make_shared<const DiscoveryReport>(r.report);
+  s.clusters.push_back(c);
+  const std::string page = publish::RenderStatusPage(s, 1764460800);
+  EXPECT_THAT(page, HasSubstr("1 candidate serves GPU series from a pod that may not speak for "
+                              "GPUs: not read (untrusted)"));
+  EXPECT_THAT(page, HasSubstr("<details open>"));
+  EXPECT_THAT(page, HasSubstr("pin it (--target finance/gpu-helper-0:9400) or add a rule to "
+                              "discovery.trust.exporters"));
+}
+
+TEST(DiscoveryTrust, APinOrATrustRuleMakesItTrusted) {
+  {
+    DiscoveryOptions o;
+    o.pins.pods.push_back({"finance", "gpu-helper", 9400, "finance/gpu-helper:9400"});
+    Fixture f(o);
+    f.Add(Forger());
+    f.transport->SetDefault(Path("finance", "gpu-helper-0", 9400), FakeReply::Json(kDcgmBody));
+    DiscoveryResult r = f.Cycle();
+    EXPECT_EQ(r.report.outcome_counts.at("pinned"), 1u);
+    ASSERT_EQ(r.readings.size(), 1u);
+    EXPECT_TRUE(r.readings[0].pinned);
+  }
+  {
+    DiscoveryOptions o;
+    o.trust_rules = {{"finance", {{"app", "gpu-helper"}}}};
+    Fixture f(o);
+    f.Add(Forger());
+    f.transport->SetDefault(Path("finance", "gpu-helper-0", 9400), FakeReply::Json(kDcgmBody));
+    DiscoveryResult r = f.Cycle();
+    EXPECT_EQ(r.report.outcome_counts.at("accepted"), 1u);
+    EXPECT_EQ(r.readings.size(), 1u);
+  }
+}
+
+TEST(DiscoveryTrust, ATrustRuleMatchingLaterAsksForANewVerdict) {
+  Fixture f;
+  kube::Pod p = Forger();
+  p.labels = {{"app", "other"}};
+  f.Add(p);
+  f.transport->SetDefault(Path("finance", "gpu-helper-0", 9400), FakeReply::Json(kDcgmBody));
+  EXPECT_EQ(f.Cycle().report.outcome_counts.at("untrusted"), 1u);
+  // The owner changes its mind: a DaemonSet pod under the same uid (the trust it carries changed).
+  p.owners = {{"DaemonSet", "gpu-helper", true}};
+  f.Add(p);
+  DiscoveryResult r = f.Cycle();
+  EXPECT_EQ(r.report.outcome_counts.at("accepted"), 1u);
+  EXPECT_EQ(r.readings.size(), 1u);
+}
+
+TEST(DiscoveryTrust, AnInferenceServerMustHoldAGpu) {
+  Fixture f;
+  kube::Pod router =
+      testing::MakeRunningPod("ml", "vllm-router-0", "cpu-1", "vllm/vllm-openai", {{"http", 8000}});
+  kube::Pod server =
+      testing::MakeRunningPod("ml", "vllm-server-0", "cpu-1", "vllm/vllm-openai", {{"http", 8000}});
+  server.containers[0].limits["nvidia.com/gpu"] = 1;
+  f.Add(router);
+  f.Add(server);
+  f.transport->SetDefault(Path("ml", "vllm-router-0", 8000), FakeReply::Json(kVllmBody));
+  f.transport->SetDefault(Path("ml", "vllm-server-0", 8000), FakeReply::Json(kVllmBody));
+  DiscoveryResult r = f.Cycle();
+  EXPECT_EQ(r.report.outcome_counts.at("untrusted"), 1u);
+  EXPECT_EQ(r.report.outcome_counts.at("accepted"), 1u);
+  ASSERT_EQ(r.readings.size(), 1u);
+  EXPECT_EQ(r.readings[0].pod, "vllm-server-0");
+  EXPECT_THAT(FindProbe(r.report, "vllm-router-0")->verdict.reason, HasSubstr("holds no GPU"));
+}
+
+TEST(DiscoveryTrust, RejectedLinesAreCountedPerExporterAndPublished) {
+  Fixture f;
+  f.Add(testing::MakeDaemonSetPod("gpu-operator", "dcgm-exporter-a", "cpu-1", "dcgm-exporter",
+                                  {{"metrics", 9400}}));
+  f.transport->SetDefault(Path("gpu-operator", "dcgm-exporter-a", 9400),
+                          FakeReply::Json(kDcgmBody));
+  DiscoveryResult r = f.Cycle();
+  ASSERT_EQ(r.report.exporters.size(), 1u);
+  const ExporterStatus& e = r.report.exporters[0];
+  EXPECT_EQ(e.rejected.at("unknown_pod"), 1u);
+  EXPECT_EQ(e.rejected.at("bad_value"), 1u);  // 999,999 W
+  EXPECT_EQ(e.rejected.at("duplicate_device"), 0u);
+  EXPECT_EQ(e.rejected.at("pod_on_other_node"), 0u);
+  EXPECT_THAT(e.reason, HasSubstr("2 line(s) rejected (bad_value 1, unknown_pod 1)"));
+  const auto& d = std::get<sources::DcgmReadings>(r.readings[0].readings);
+  ASSERT_EQ(d.records.size(), 1u);
+  EXPECT_FALSE(d.records[0].pod);
+  EXPECT_FALSE(d.records[0].values.power_watts);
+
+  publish::FamilyCollector w;
+  publish::AddDiscoveryFamilies(r.report, w);
+  std::string text;
+  for (const auto& fam : std::move(w).Finish())
+    if (fam.name == "gpuattr_exporter_rejected_lines")
+      for (const auto& m : fam.metric) {
+        std::string reason;
+        for (const auto& l : m.label)
+          if (l.name == "reason") reason = l.value;
+        text += reason + "=" + std::to_string(static_cast<int>(m.gauge.value)) + " ";
+      }
+  EXPECT_EQ(text,
+            "bad_value=1 duplicate_device=0 pod_on_other_node=0 unknown_node=0 unknown_pod=1 ");
+}
+
+TEST(DiscoveryTrust, ABodyOverALimitIsAnExporterDownNamingIt) {
+  DiscoveryOptions o;
+  o.scrape.limits.devices_per_node = 1;
+  Fixture f(o);
+  f.Add(testing::MakeDaemonSetPod("gpu-operator", "dcgm-exporter-a", "cpu-1", "dcgm-exporter",
+                                  {{"metrics", 9400}}));
+  f.transport->SetDefault(Path("gpu-operator", "dcgm-exporter-a", 9400),
+                          FakeReply::Json("DCGM_FI_DEV_GPU_TEMP{gpu=\"0\"} 1\n"
+                                          "DCGM_FI_DEV_GPU_TEMP{gpu=\"1\"} 1\n"));
+  DiscoveryResult r = f.Cycle();
+  EXPECT_TRUE(r.readings.empty());
+  ASSERT_EQ(r.report.exporters.size(), 1u);
+  EXPECT_FALSE(r.report.exporters[0].up);
+  EXPECT_THAT(r.report.exporters[0].reason, HasSubstr("2 devices on one node, over the limit of 1 "
+                                                      "(scrape.limits.devices_per_node)"));
+}
+
+TEST(DiscoveryTrust, AnUntrustedQueryApiIsNeverAsked) {
+  Fixture f;
+  kube::Service tenant;
+  tenant.namespace_ = "tenant-a";
+  tenant.name = "prometheus";
+  tenant.ports = {{"web", 9090}};
+  f.objects.services[tenant.Key()] = tenant;
+  DiscoveryResult r = f.Cycle();
+  EXPECT_EQ(f.transport->CountRequests("/api/v1/namespaces/tenant-a/"), 0u);
+  EXPECT_EQ(r.report.outcome_counts.at("untrusted"), 1u);
+  const ProbeRecord* p = FindProbe(r.report, "prometheus");
+  ASSERT_NE(p, nullptr);
+  EXPECT_THAT(p->verdict.reason,
+              HasSubstr("namespace tenant-a is not in discovery.trust.query_api_namespaces"));
+  EXPECT_THAT(p->verdict.reason, HasSubstr("--target tenant-a/svc/prometheus:9090"));
+}
+
+}  // namespace
+}  // namespace gpuattr::discovery
