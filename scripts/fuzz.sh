@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the libFuzzer targets built into build-fuzz/ (or $GPUATTR_FUZZ_BUILD_DIR). Build them with
+# Runs the libFuzzer targets built into build-fuzz/ (or $GPUATTR_FUZZ_BUILD_DIR; scripts/test.sh
+# builds them into build-asan/ with the ASan unit tests). Build them with
 #   GPUATTR_BUILD_DIR=build-fuzz CXX=clang++ scripts/build.sh -DGPUATTR_FUZZ=ON -DGPUATTR_BENCH=OFF
 #
 #   scripts/fuzz.sh smoke                 every target ~5 s ($GPUATTR_FUZZ_SMOKE_SECONDS), fresh corpus

@@ -14,18 +14,21 @@ phase "build and test (RelWithDebInfo)"
 GPUATTR_BUILD_DIR=build scripts/build.sh
 ctest --test-dir build --output-on-failure -j "$jobs"
 
-phase "unit tests under ASan+UBSan"
-# Only the unit-test binary: the e2e tests and the daemon are exercised by the build above.
-GPUATTR_BUILD_DIR=build-asan GPUATTR_TARGETS=gpuattr_unit_tests scripts/build.sh -DCMAKE_BUILD_TYPE=Debug -DGPUATTR_SANITIZE=ON \
-  -DGPUATTR_BENCH=OFF
+phase "unit tests under ASan+UBSan (clang, the build of the fuzz targets)"
+# One sanitizer build serves both: clang with ASan+UBSan and libFuzzer's instrumentation,
+# -O1 with line tables (quick to compile, readable stacks). Only the unit tests and the fuzz
+# targets: the e2e tests and the daemon are exercised by the build above.
+# A build-asan/ configured by an older script with g++ cannot take libFuzzer's flags: start it anew.
+if [ -f build-asan/CMakeCache.txt ] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang' build-asan/CMakeCache.txt; then
+  rm -rf build-asan
+fi
+fuzz_targets=$(basename -s .cc tests/fuzz/*_fuzz.cc | tr '\n' ' ')
+GPUATTR_BUILD_DIR=build-asan CXX=clang++ GPUATTR_TARGETS="gpuattr_unit_tests $fuzz_targets" \
+  scripts/build.sh -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only" \
+  -DGPUATTR_FUZZ=ON -DGPUATTR_BENCH=OFF
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs" -L unit
 
-if [ -d tests/fuzz ] && ls tests/fuzz/*_fuzz.cc >/dev/null 2>&1; then
-  phase "fuzz smoke (libFuzzer, a few seconds per target)"
-  # Only the fuzz targets: the rest of the tree is already tested above.
-  GPUATTR_BUILD_DIR=build-fuzz CXX=clang++ GPUATTR_TARGETS="$(basename -s .cc tests/fuzz/*_fuzz.cc)" \
-    scripts/build.sh -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUATTR_FUZZ=ON -DGPUATTR_BENCH=OFF
-  scripts/fuzz.sh smoke
-fi
+phase "fuzz smoke (libFuzzer, a few seconds per target)"
+GPUATTR_FUZZ_BUILD_DIR=build-asan scripts/fuzz.sh smoke
 phase "all tests passed"

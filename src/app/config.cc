@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "gpuattr/util/strings.h"
+#include "yaml_file.h"
 
 namespace gpuattr::app {
 namespace {
@@ -71,17 +72,7 @@ class FileLoader {
   FileLoader(std::string_view file, Config& cfg) : file_(file), cfg_(cfg) {}
 
   Status Load(std::string_view text) {
-    YAML::Node root;
-    try {
-      root = YAML::Load(std::string(text));
-    } catch (const YAML::Exception& e) {
-      return Invalid(file_ + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
-    }
-    try {
-      return LoadRoot(root);
-    } catch (const YAML::Exception& e) {  // defensive: every access below is checked first
-      return Invalid(file_ + ": " + e.what());
-    }
+    return ReadYamlFile(file_, text, [this](const YAML::Node& root) { return LoadRoot(root); });
   }
 
  private:

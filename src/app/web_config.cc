@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "gpuattr/util/strings.h"
+#include "yaml_file.h"
 
 namespace gpuattr::app {
 namespace {
@@ -32,17 +33,9 @@ class Parser {
   Parser(std::string_view file, std::filesystem::path base) : file_(file), base_(std::move(base)) {}
 
   Result<WebSecurity> Parse(std::string_view text) {
-    YAML::Node root;
-    try {
-      root = YAML::Load(std::string(text));
-    } catch (const YAML::Exception& e) {
-      return Invalid(file_ + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
-    }
-    try {
-      if (Status s = Root(root); !s) return s.error();
-    } catch (const YAML::Exception& e) {  // defensive: every access below is checked first
-      return Invalid(file_ + ": " + e.what());
-    }
+    if (Status s = ReadYamlFile(file_, text, [this](const YAML::Node& root) { return Root(root); });
+        !s)
+      return s.error();
     return std::move(out_);
   }
 

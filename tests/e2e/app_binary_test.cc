@@ -17,10 +17,12 @@
 
 #include "gpuattr/build_info.h"
 #include "gpuattr/publish/families.h"
+#include "support/subprocess.h"
 
 extern char** environ;
 
 namespace {
+using gpuattr::testing::WriteUnreachableKubeconfig;
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -49,30 +51,11 @@ class TempDir {
   }
   ~TempDir() { fs::remove_all(path_); }
   fs::path operator/(const std::string& f) const { return path_ / f; }
+  const fs::path& path() const { return path_; }
 
  private:
   fs::path path_;
 };
-
-// A kubeconfig whose only context "lab" points at a closed loopback port: any kube-backed session
-// fails fast with "connection refused", so these tests do not depend on the machine's kubeconfig.
-std::string UnreachableKubeconfig(const TempDir& dir) {
-  fs::path p = dir / "kubeconfig.yaml";
-  std::ofstream(p) << R"(apiVersion: v1
-kind: Config
-clusters:
-- name: lab
-  cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}
-users:
-- name: lab
-  user: {token: test-token}
-contexts:
-- name: lab
-  context: {cluster: lab, user: lab}
-current-context: lab
-)";
-  return p.string();
-}
 
 struct Process {
   pid_t pid = -1;
@@ -164,8 +147,9 @@ TEST(AppBinary, BadConfigExitsTwoNamingFileAndKey) {
 
 TEST(AppBinary, ExampleConfigIsAccepted) {
   TempDir dir;
-  Ran r = RunBinary({"--config.file", GPUATTR_SOURCE_DIR "/config/gpuattr.example.yaml", "--once",
-                     "--kubeconfig", UnreachableKubeconfig(dir), "--log.level", "error"});
+  Ran r =
+      RunBinary({"--config.file", GPUATTR_SOURCE_DIR "/config/gpuattr.example.yaml", "--once",
+                 "--kubeconfig", WriteUnreachableKubeconfig(dir.path()), "--log.level", "error"});
   // Loaded fine: the outcome is about clusters now (no usage error).
   EXPECT_NE(r.code, 2) << r.err;
   EXPECT_THAT(r.out, HasSubstr("gpuattr_build_info"));
@@ -173,8 +157,8 @@ TEST(AppBinary, ExampleConfigIsAccepted) {
 
 TEST(AppBinary, ServesAndStopsOnSigterm) {
   TempDir dir;
-  Process p = Spawn({kBinary, "--kubeconfig", UnreachableKubeconfig(dir), "--web.listen-address",
-                     "127.0.0.1:0", "--interval", "1h"},
+  Process p = Spawn({kBinary, "--kubeconfig", WriteUnreachableKubeconfig(dir.path()),
+                     "--web.listen-address", "127.0.0.1:0", "--interval", "1h"},
                     dir);
   // The log line "msg=serving address=127.0.0.1:PORT" tells the OS-chosen port.
   int port = 0;
@@ -213,7 +197,7 @@ TEST(AppBinary, ServesAndStopsOnSigterm) {
 TEST(AppBinary, ASecondDaemonOnTheSameStateFileExitsTwoNamingIt) {
   TempDir dir;
   const std::string state = (dir / "state.json").string();
-  const std::string kubeconfig = UnreachableKubeconfig(dir);
+  const std::string kubeconfig = WriteUnreachableKubeconfig(dir.path());
   TempDir first_dir;
   Process first = Spawn({kBinary, "--kubeconfig", kubeconfig, "--web.listen-address", "127.0.0.1:0",
                          "--interval", "1h", "--state.file", state},
@@ -240,8 +224,8 @@ TEST(AppBinary, ASecondDaemonOnTheSameStateFileExitsTwoNamingIt) {
 
 TEST(AppBinary, OnceWithoutAnsweringClusterPrintsExpositionAndFails) {
   TempDir dir;
-  Ran r = RunBinary({"--kubeconfig", UnreachableKubeconfig(dir), "--once", "--context", "lab",
-                     "--log.level", "error"});
+  Ran r = RunBinary({"--kubeconfig", WriteUnreachableKubeconfig(dir.path()), "--once", "--context",
+                     "lab", "--log.level", "error"});
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.out, HasSubstr("gpuattr_cluster_up{cluster=\"lab\"} 0\n"));
   EXPECT_THAT(r.err, HasSubstr("gpuattr: no cluster answered"));

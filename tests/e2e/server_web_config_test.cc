@@ -27,6 +27,7 @@
 namespace gpuattr::publish {
 namespace {
 
+using gpuattr::testing::WriteUnreachableKubeconfig;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using namespace std::chrono_literals;
@@ -211,30 +212,11 @@ TEST_F(WebConfigFile, AStalledTlsHandshakeIsClosedAtTheHeaderDeadline) {
   EXPECT_EQ(ok->status, 200);
 }
 
-// A kubeconfig whose only context points at a closed loopback port.
-std::string UnreachableKubeconfig(const fs::path& dir) {
-  fs::path p = dir / "kubeconfig.yaml";
-  std::ofstream(p) << R"(apiVersion: v1
-kind: Config
-clusters:
-- name: lab
-  cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}
-users:
-- name: lab
-  user: {token: test-token}
-contexts:
-- name: lab
-  context: {cluster: lab, user: lab}
-current-context: lab
-)";
-  return p.string();
-}
-
 TEST_F(WebConfigFile, TheBinaryServesWhatTheFileSays) {
   const std::string web = Write(TlsAndUsers());
   gpuattr::testing::Child child = gpuattr::testing::SpawnChild(
-      {kBinary, "--kubeconfig", UnreachableKubeconfig(dir_), "--web.listen-address", "127.0.0.1:0",
-       "--web.config.file", web, "--interval", "1h", "--state.file",
+      {kBinary, "--kubeconfig", WriteUnreachableKubeconfig(dir_), "--web.listen-address",
+       "127.0.0.1:0", "--web.config.file", web, "--interval", "1h", "--state.file",
        (dir_ / "state.json").string()},
       gpuattr::testing::EnvironmentWithout({"KUBECONFIG"}), dir_);
   ASSERT_GT(child.pid, 0);
@@ -267,8 +249,8 @@ TEST_F(WebConfigFile, TheBinaryServesWhatTheFileSays) {
 TEST_F(WebConfigFile, TheBinaryRefusesABadFileWithExitTwo) {
   const std::string web = Write("basic_auth_users:\n  prometheus: hunter2\n");
   gpuattr::testing::Child child = gpuattr::testing::SpawnChild(
-      {kBinary, "--kubeconfig", UnreachableKubeconfig(dir_), "--web.listen-address", "127.0.0.1:0",
-       "--web.config.file", web, "--state.file", (dir_ / "state.json").string()},
+      {kBinary, "--kubeconfig", WriteUnreachableKubeconfig(dir_), "--web.listen-address",
+       "127.0.0.1:0", "--web.config.file", web, "--state.file", (dir_ / "state.json").string()},
       gpuattr::testing::EnvironmentWithout({"KUBECONFIG"}), dir_);
   ASSERT_GT(child.pid, 0);
   EXPECT_EQ(gpuattr::testing::WaitChild(child.pid, 10s), 2);

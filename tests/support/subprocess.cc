@@ -68,4 +68,22 @@ std::vector<std::string> EnvironmentWithout(const std::vector<std::string>& drop
   return out;
 }
 
+std::string WriteUnreachableKubeconfig(const std::filesystem::path& dir) {
+  const std::filesystem::path p = dir / "kubeconfig.yaml";
+  std::ofstream(p) << R"(apiVersion: v1
+kind: Config
+clusters:
+- name: lab
+  cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}
+users:
+- name: lab
+  user: {token: test-token}
+contexts:
+- name: lab
+  context: {cluster: lab, user: lab}
+current-context: lab
+)";
+  return p.string();
+}
+
 }  // namespace gpuattr::testing

@@ -31,4 +31,9 @@ std::string SlurpFile(const std::filesystem::path& path);
 // The process's environment without the variables named in `drop` (e.g. KUBECONFIG, HOME).
 std::vector<std::string> EnvironmentWithout(const std::vector<std::string>& drop);
 
+// Writes `dir`/kubeconfig.yaml, whose only context "lab" points at a closed loopback port (any
+// kube-backed session fails fast with "connection refused", whatever the machine's kubeconfig
+// says), and returns its path.
+std::string WriteUnreachableKubeconfig(const std::filesystem::path& dir);
+
 }  // namespace gpuattr::testing
