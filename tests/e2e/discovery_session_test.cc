@@ -118,9 +118,10 @@ TEST(DiscoverySession, NoGpuClusterIsSilentInSteadyState) {
   EXPECT_EQ(h.server->CountRequests("proxy"), 0u);
   // 4 minutes of cycles at a 20 s interval on the test clock.
   for (int i = 0; i < 12; ++i) {
+    ASSERT_TRUE(h.WaitForWatches());
     h.clock.Advance(seconds(20));
     auto c = h.Cycle();
-    ASSERT_TRUE(c->up);
+    ASSERT_TRUE(c->up) << (c->errors.empty() ? "" : c->errors[0]);
   }
   EXPECT_EQ(h.server->CountRequests("list"), lists);
   EXPECT_EQ(h.server->CountRequests("proxy"), 0u);

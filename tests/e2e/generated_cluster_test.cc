@@ -95,9 +95,10 @@ TEST(GeneratedCluster, PortlessPodsAreNeverProbedExportersFirstInferenceWithinTh
   note_servers(*c1, 1);
   constexpr size_t kCycles = 6;
   for (size_t n = 2; n <= kCycles; ++n) {
+    ASSERT_TRUE(h.WaitForWatches());
     h.clock.Advance(seconds(20));
     auto c = h.Cycle();
-    ASSERT_TRUE(c->up);
+    ASSERT_TRUE(c->up) << (c->errors.empty() ? "" : c->errors[0]);
     EXPECT_LE(c->report.probed_this_cycle, kBudget) << "cycle " << n;
     EXPECT_EQ(c->report.waiting_first_probe, 0u) << "cycle " << n;
     note_servers(*c, n);

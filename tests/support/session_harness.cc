@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <system_error>
+#include <thread>
 
 #include "gpuattr/kube/http_transport.h"
 #include "gpuattr/kube/kubeconfig.h"
@@ -52,6 +53,18 @@ std::shared_ptr<const SessionCycle> SessionHarness::Cycle() {
   if (c->result.discovery) c->report = *c->result.discovery;
   if (last_input_) c->input = *last_input_;
   return c;
+}
+
+bool SessionHarness::WaitForWatches(std::chrono::milliseconds limit) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    bool streaming = true;
+    for (const kube::KindStatus& k : session->object_cache().SyncStatuses())
+      streaming = streaming && k.synced && k.streaming;
+    if (streaming) return true;
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
 }
 
 SessionHarness::~SessionHarness() {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -42,6 +43,10 @@ struct SessionHarness {
 
   // One cycle; the session's view of it.
   std::shared_ptr<const SessionCycle> Cycle();
+  // Waits (bounded, real time) until every listed kind's watch is streaming. A test that moves the
+  // fake clock past 2 intervals between cycles needs it: a watch still (re)connecting at that
+  // moment makes its kind out of sync, as it would be after that long in real time.
+  bool WaitForWatches(std::chrono::milliseconds limit = std::chrono::seconds(10));
   // The input of the latest cycle that got as far as the stages (also after session->RunCycle()).
   std::shared_ptr<const app::CycleInput> LastInput() const { return last_input_; }
 
