@@ -10,7 +10,8 @@
 # steady cycle times (each steady cycle makes one proxy GET per exporter), where the steady
 # cycle's time goes, LISTs after the first cycle (must be 0), the client connections the steady
 # cycles' proxy GETs came on (keep-alive: as many as scrape.concurrency, none new), the daemon's
-# peak RSS (VmHWM) and /metrics latency p50/p99 with concurrent scrapers. See
+# peak RSS (VmHWM), /metrics latency p50/p99 with concurrent scrapers (Accept-Encoding: gzip,
+# as Prometheus; --scraper lean|httplib picks the client) and CPU per scrape. See
 # `scale_e2e_bench --help` for the knobs. Profiling the daemon (heaptrack, perf, its debug lines):
 # docs/fakeapi.md, "Profiling the daemon".
 set -euo pipefail

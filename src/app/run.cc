@@ -275,7 +275,9 @@ int Run(const Config& config, const SessionFactory& factory, std::ostream& out, 
     auto snap = loop.RunOnce();
     if (config.output == OutputFormat::kPrometheus) {
       // The bytes /metrics serves: the exposition rendered when the snapshot was published.
-      for (std::string_view piece : store->GetExposition()->text.pieces()) out << piece;
+      auto exposition = store->GetExposition();
+      publish::TextReader text(*exposition);
+      for (std::string_view piece = text.Next(); !piece.empty(); piece = text.Next()) out << piece;
     } else {
       out << RenderOnce(config, *snap, out);
     }

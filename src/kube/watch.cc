@@ -1,5 +1,7 @@
 #include "gpuattr/kube/watch.h"
 
+#include <future>
+
 #include "gpuattr/util/log.h"
 
 namespace gpuattr::kube {
@@ -70,7 +72,70 @@ Error StatusEventError(const json& status, const std::string& resource,
                            std::to_string(code) + ")" + (message.empty() ? "" : ": " + message));
 }
 
+// PeekContinue's SAX handler: follows the root object's members up to "items", then stops.
+class ContinuePeek final : public nlohmann::json_sax<json> {
+ public:
+  std::optional<std::string> Result() const {
+    if (!reached_items_ || !metadata_done_) return std::nullopt;
+    return cont_;
+  }
+
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool string(string_t& s) override {
+    if (depth_ == 2 && root_key_ == "metadata" && meta_key_ == "continue") cont_ = s;
+    return true;
+  }
+  bool start_object(std::size_t) override {
+    ++depth_;
+    return true;
+  }
+  bool end_object() override {
+    if (depth_ == 2 && root_key_ == "metadata") metadata_done_ = true;
+    --depth_;
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    ++depth_;
+    return depth_ > 1;  // a root array is not a list
+  }
+  bool end_array() override {
+    --depth_;
+    return true;
+  }
+  bool key(string_t& k) override {
+    if (depth_ == 1) {
+      root_key_ = k;
+      if (k == "items") {
+        reached_items_ = true;
+        return false;  // stop: the items are not needed
+      }
+    } else if (depth_ == 2 && root_key_ == "metadata") {
+      meta_key_ = k;
+    }
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    return false;
+  }
+
+ private:
+  int depth_ = 0;
+  std::string root_key_, meta_key_, cont_;
+  bool reached_items_ = false, metadata_done_ = false;
+};
+
 }  // namespace
+
+std::optional<std::string> ListWatcher::PeekContinue(std::string_view body) {
+  ContinuePeek peek;
+  json::sax_parse(body.begin(), body.end(), &peek);
+  return peek.Result();
+}
 
 bool WatchStreamDecoder::Feed(std::string_view chunk, const EventFn& on_event) {
   if (!error_.ok()) return false;
@@ -251,24 +316,34 @@ Status ListWatcher::List(const StopSignal& stop) {
   std::string rv;
   uint64_t decode_errors = 0;
   constexpr int kMaxPages = 100000;  // a bound, far beyond any real cluster
+  auto fetch = [&](const std::string& token) {
+    GetOptions opts;
+    opts.timeout = options_.list_timeout;
+    opts.stop = &stop;
+    return client_.Get(ListPath(spec_.list_path, options_.page_limit, token), opts);
+  };
+  auto r = fetch(cont);
   for (int page = 0;; ++page) {
     if (page >= kMaxPages) {
       target_.EndList(false);
       return MakeError(ErrorCode::kInternal, "list " + spec_.resource + ": too many pages");
     }
-    GetOptions opts;
-    opts.timeout = options_.list_timeout;
-    opts.stop = &stop;
-    auto r = client_.Get(ListPath(spec_.list_path, options_.page_limit, cont), opts);
     if (!r.ok()) {
       target_.EndList(false);
       return r.error();
     }
+    const std::string body = std::move(r->body);
+    // The next page is requested while this one is decoded: the apiserver's work and ours
+    // overlap (the first cycle waits for every page). Its token is peeked from the metadata.
+    const std::optional<std::string> peeked = PeekContinue(body);
+    std::future<Result<Response>> next;
+    if (peeked && !peeked->empty() && !stop.stopped())
+      next = std::async(std::launch::async, fetch, *peeked);
     try {
-      json body = json::parse(r->body);
-      if (!body.is_object()) throw std::runtime_error("not a JSON object");
-      auto items = body.find("items");
-      if (items != body.end() && !items->is_null()) {
+      json parsed = json::parse(body);
+      if (!parsed.is_object()) throw std::runtime_error("not a JSON object");
+      auto items = parsed.find("items");
+      if (items != parsed.end() && !items->is_null()) {
         if (!items->is_array()) throw std::runtime_error("\"items\" is not an array");
         for (const json& item : *items) {
           Status s = target_.AddListed(item);
@@ -281,8 +356,8 @@ Status ListWatcher::List(const StopSignal& stop) {
           }
         }
       }
-      rv = MetaString(body, "resourceVersion");
-      cont = MetaString(body, "continue");
+      rv = MetaString(parsed, "resourceVersion");
+      cont = MetaString(parsed, "continue");
     } catch (const std::exception& e) {
       target_.EndList(false);
       return MakeError(ErrorCode::kInvalidArgument, "list " + spec_.resource + " on cluster \"" +
@@ -294,6 +369,7 @@ Status ListWatcher::List(const StopSignal& stop) {
       target_.EndList(false);
       return MakeError(ErrorCode::kUnavailable, "stopped");
     }
+    r = next.valid() && *peeked == cont ? next.get() : fetch(cont);
   }
   target_.EndList(true);
   rv_ = rv;

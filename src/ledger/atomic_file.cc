@@ -57,13 +57,21 @@ int CreateTemporary(const std::string& path, std::string& tmp) {
 }  // namespace
 
 Status WriteFileAtomically(const std::string& path, std::string_view contents) {
+  return WriteFileAtomically(path, [&](const PieceWriter& write) { write(contents); });
+}
+
+Status WriteFileAtomically(const std::string& path,
+                           const std::function<void(const PieceWriter& write)>& produce) {
   const fs::path target(path);
   const fs::path dir = target.parent_path();
   if (Status s = MakeDirectoriesAt(dir); !s) return s;
   std::string tmp;
   int fd = CreateTemporary(path, tmp);
   if (fd < 0) return Failed("cannot create", tmp, errno);
-  Status s = WriteAll(fd, contents, tmp);
+  Status s = Status::Ok();
+  produce([&](std::string_view piece) {
+    if (s) s = WriteAll(fd, piece, tmp);
+  });
   if (s && ::fsync(fd) != 0) s = Failed("cannot fsync", tmp, errno);
   if (::close(fd) != 0 && s) s = Failed("cannot close", tmp, errno);
   if (s && ::rename(tmp.c_str(), path.c_str()) != 0) s = Failed("cannot rename onto", path, errno);

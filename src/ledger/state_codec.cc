@@ -1,17 +1,15 @@
 // State file JSON ↔ LedgerState. nlohmann exceptions stop here and become errors.
 #include "gpuattr/ledger/state_codec.h"
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 namespace gpuattr::ledger {
 namespace {
 
 using nlohmann::json;
-
-void PutOptional(json& j, const char* key, const std::optional<double>& v) {
-  if (v) j[key] = *v;
-}
 
 // A finite number at `key`, or absent. Anything else is a format error.
 std::optional<double> GetOptional(const json& j, const char* key, const std::string& where) {
@@ -85,42 +83,143 @@ LedgerState DecodeCluster(const json& j, const std::string& where) {
   return s;
 }
 
+// Writes what nlohmann's json::dump(1, ' ', false, error_handler_t::replace) writes for the same
+// document, member by member, without building the document (16,000 pods made a DOM of ~26 MB):
+// objects' members must come in key order, as nlohmann's std::map keeps them. Output goes to the
+// sink in chunks of about kChunk bytes.
+class PrettyJson {
+ public:
+  explicit PrettyJson(const std::function<void(std::string_view)>& sink) : sink_(sink) {}
+
+  void Open(char bracket) {
+    out_ += bracket;
+    empty_.push_back(true);
+  }
+  void Close(char bracket) {
+    const bool empty = empty_.back();
+    empty_.pop_back();
+    if (!empty) {
+      out_ += '\n';
+      out_.append(empty_.size(), ' ');
+    }
+    out_ += bracket;
+    if (out_.size() >= kChunk) Flush();
+  }
+  // Before an element of an array.
+  void Element() {
+    if (empty_.back())
+      out_ += '\n';
+    else
+      out_ += ",\n";
+    empty_.back() = false;
+    out_.append(empty_.size(), ' ');
+  }
+  PrettyJson& Key(std::string_view key) {
+    Element();
+    String(key);
+    out_ += ": ";
+    return *this;
+  }
+  void String(std::string_view s) {
+    const bool plain = std::all_of(
+        s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; });
+    if (plain) {
+      out_ += '"';
+      out_ += s;
+      out_ += '"';
+    } else {  // escapes and UTF-8 repair exactly as nlohmann does them
+      out_ += json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
+    }
+  }
+  void Number(double v) {
+    if (!std::isfinite(v)) {
+      out_ += "null";
+      return;
+    }
+    char buf[64];
+    const char* end = nlohmann::detail::to_chars(buf, buf + sizeof buf, v);
+    out_.append(buf, static_cast<size_t>(end - buf));
+  }
+  void Integer(int v) { out_ += std::to_string(v); }
+  void Raw(std::string_view s) { out_ += s; }
+  void Flush() {
+    if (!out_.empty()) sink_(out_);
+    out_.clear();
+  }
+
+ private:
+  static constexpr size_t kChunk = 64 * 1024;
+  const std::function<void(std::string_view)>& sink_;
+  std::string out_;
+  std::vector<bool> empty_;  // per open object or array: nothing written in it yet
+};
+
 }  // namespace
 
-std::string EncodeStateFile(const StateFileContents& contents) {
-  json clusters = json::object();
+void EncodeStateFile(const StateFileContents& contents,
+                     const std::function<void(std::string_view)>& sink) {
+  PrettyJson j(sink);
+  j.Open('{');
+  j.Key("clusters");
+  j.Open('{');
   for (const auto& [cluster, s] : contents) {
-    json c = json::object();
-    PutOptional(c, "last_cycle_unix", s.last_cycle_unix);
-    json pods = json::array();
-    for (const auto& [id, r] : s.pods) {
-      json p = {{"namespace", id.namespace_}, {"pod", id.name}, {"node", r.node}};
-      if (!r.uid.empty()) p["uid"] = r.uid;
-      PutOptional(p, "idle_since_unix", r.idle_since_unix);
-      PutOptional(p, "last_idle_unix", r.last_idle_unix);
-      PutOptional(p, "joules", r.joules);
-      PutOptional(p, "last_power_watts", r.last_power_watts);
-      PutOptional(p, "last_power_unix", r.last_power_unix);
-      pods.push_back(std::move(p));
-    }
-    c["pods"] = std::move(pods);
-    json namespaces = json::array();
+    j.Key(cluster);
+    j.Open('{');
+    if (s.last_cycle_unix) j.Key("last_cycle_unix").Number(*s.last_cycle_unix);
+    j.Key("namespaces");
+    j.Open('[');
     for (const auto& [name, r] : s.namespaces) {
-      json n = {{"namespace", name}, {"joules", r.joules}, {"last_seen_unix", r.last_seen_unix}};
+      j.Element();
+      j.Open('{');
+      j.Key("joules").Number(r.joules);
+      j.Key("last_seen_unix").Number(r.last_seen_unix);
       if (!r.marks.empty()) {
-        json marks = json::array();
-        for (const EnergyMark& m : r.marks)
-          marks.push_back({{"unix", m.unix}, {"joules", m.joules}});
-        n["marks"] = std::move(marks);
+        j.Key("marks");
+        j.Open('[');
+        for (const EnergyMark& m : r.marks) {
+          j.Element();
+          j.Open('{');
+          j.Key("joules").Number(m.joules);
+          j.Key("unix").Number(m.unix);
+          j.Close('}');
+        }
+        j.Close(']');
       }
-      namespaces.push_back(std::move(n));
+      j.Key("namespace").String(name);
+      j.Close('}');
     }
-    c["namespaces"] = std::move(namespaces);
-    clusters[cluster] = std::move(c);
+    j.Close(']');
+    j.Key("pods");
+    j.Open('[');
+    for (const auto& [id, r] : s.pods) {
+      j.Element();
+      j.Open('{');
+      if (r.idle_since_unix) j.Key("idle_since_unix").Number(*r.idle_since_unix);
+      if (r.joules) j.Key("joules").Number(*r.joules);
+      if (r.last_idle_unix) j.Key("last_idle_unix").Number(*r.last_idle_unix);
+      if (r.last_power_unix) j.Key("last_power_unix").Number(*r.last_power_unix);
+      if (r.last_power_watts) j.Key("last_power_watts").Number(*r.last_power_watts);
+      j.Key("namespace").String(id.namespace_);
+      j.Key("node").String(r.node);
+      j.Key("pod").String(id.name);
+      if (!r.uid.empty()) j.Key("uid").String(r.uid);
+      j.Close('}');
+    }
+    j.Close(']');
+    j.Close('}');
   }
-  json root = {{"format", kStateFormat}, {"version", kStateVersion}, {"clusters", clusters}};
-  // Names come from Kubernetes and are valid UTF-8; replace rather than throw if one is not.
-  return root.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
+  j.Close('}');
+  j.Key("format").String(kStateFormat);
+  j.Key("version").Integer(kStateVersion);
+  j.Close('}');
+  j.Raw("\n");
+  j.Flush();
+}
+
+std::string EncodeStateFile(const StateFileContents& contents) {
+  std::string out;
+  EncodeStateFile(contents, [&](std::string_view chunk) { out.append(chunk); });
+  return out;
 }
 
 Result<StateFileContents> DecodeStateFile(std::string_view text) {

@@ -141,7 +141,9 @@ void StateFile::Save(const std::string& cluster, const LedgerState& state) {
   std::lock_guard<std::mutex> lock(mu_);
   contents_[cluster] = state;
   if (!writable_) return;
-  Status s = WriteFileAtomically(path_, EncodeStateFile(contents_));
+  // Written as it is encoded: the file is MBs at scale, its text never whole in memory.
+  Status s = WriteFileAtomically(
+      path_, [&](const PieceWriter& write) { EncodeStateFile(contents_, write); });
   if (!s && !write_failing_)
     log::Warn(
         "cannot write the state file; idle runs and energy counters will not survive a "

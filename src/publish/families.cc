@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <unordered_set>
 
 #include "gpuattr/publish/allocation.h"
 #include "gpuattr/publish/devices.h"
@@ -101,6 +102,32 @@ ExpositionText RenderChunks(const Snapshot& snapshot, size_t size_hint) {
   TextWriter w(kGroups, size_hint);
   for (const FamilyGroup* g : kGroups) g->build(snapshot, w);
   return std::move(w).FinishChunks();
+}
+
+bool RenderGroupByGroup(const Snapshot& snapshot, const std::function<void(std::string_view)>& sink,
+                        size_t& largest_group) {
+  // A family tabled in two groups would be written where its first group is: not group by group.
+  static const bool disjoint = [] {
+    std::unordered_set<std::string_view> names;
+    for (const FamilyGroup* g : kGroups)
+      for (const FamilySpec& spec : g->families)
+        if (!names.insert(spec.name).second) return false;
+    return true;
+  }();
+  if (!disjoint) return false;
+  TextBuffer buffer;
+  if (largest_group > 0) buffer.Reserve(largest_group + largest_group / 16);
+  size_t largest = 0;
+  for (const FamilyGroup* g : kGroups) {
+    const FamilyGroup* one[] = {g};
+    TextWriter w(one, std::move(buffer));
+    g->build(snapshot, w);
+    if (w.has_undeclared()) return false;
+    buffer = std::move(w).FinishInto(sink);
+    largest = std::max(largest, buffer.size());
+  }
+  largest_group = largest;
+  return true;
 }
 
 std::string RenderText(const Snapshot& snapshot) { return RenderChunks(snapshot).Join(); }

@@ -102,24 +102,32 @@ Response Metrics(const RequestHead& req, const RouteContext& ctx, bool close) {
 
 size_t Response::BodySize() const {
   if (!exposition) return body.size();
-  return (gzip ? exposition->gzip_head.size() : exposition->text.size()) + tail.size();
+  return (gzip ? exposition->gzip_head.size() : exposition->text_size) + tail.size();
 }
 
-std::vector<std::string_view> Response::BodyPieces() const {
-  std::vector<std::string_view> out;
-  if (head_only) return out;
-  if (!exposition) {
-    if (!body.empty()) out.push_back(body);
-    return out;
+std::string_view Response::NextBodyPiece() {
+  if (head_only) return {};
+  // Pieces in order: 0 the body, or the gzip stream, or the text (read by `reader`); 1 the tail.
+  while (next_piece < 2) {
+    if (next_piece == 0) {
+      if (!exposition) {
+        next_piece = 2;
+        if (!body.empty()) return body;
+        break;
+      }
+      if (gzip) {
+        next_piece = 1;
+        return exposition->gzip_head;
+      }
+      if (!reader) reader = std::make_unique<TextReader>(*exposition);
+      if (std::string_view p = reader->Next(); !p.empty()) return p;
+      if (reader->failed()) return {};
+      next_piece = 1;
+    }
+    next_piece = 2;
+    if (!tail.empty()) return tail;
   }
-  if (gzip) {
-    out.push_back(exposition->gzip_head);
-  } else {
-    for (std::string_view p : exposition->text.pieces())
-      if (!p.empty()) out.push_back(p);
-  }
-  if (!tail.empty()) out.push_back(tail);
-  return out;
+  return {};
 }
 
 Response Serve(const RequestHead& req, const RouteContext& ctx, bool close) {

@@ -90,8 +90,8 @@ ProcessStats ReadProcessStats() {
     const double page = static_cast<double>(sysconf(_SC_PAGESIZE));
     auto utime = field(14), stime = field(15), start = field(22);
     if (utime && stime && ticks > 0) s.cpu_seconds = (*utime + *stime) / ticks;
-    if (auto boot = BootTime(); boot && start && ticks > 0)
-      s.start_time_unix_seconds = *boot + *start / ticks;
+    static const std::optional<double> boot = BootTime();  // fixed: read once, not per scrape
+    if (boot && start && ticks > 0) s.start_time_unix_seconds = *boot + *start / ticks;
     s.virtual_bytes = field(23);
     if (auto rss = field(24); rss && page > 0) s.resident_bytes = *rss * page;
   }

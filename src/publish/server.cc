@@ -72,7 +72,7 @@ struct Conn {
   HeadScanner scanner;
   size_t requests = 0;
   Response response;
-  std::vector<std::string_view> out;  // response.head, then its body pieces
+  std::vector<std::string_view> out;  // response.head, then one body piece at a time
   size_t out_index = 0;
   size_t out_offset = 0;
   size_t lingered = 0;
@@ -422,8 +422,7 @@ struct MetricsServer::Impl {
     c.response = std::move(r);
     c.out.clear();
     c.out.push_back(c.response.head);
-    for (std::string_view p : c.response.BodyPieces())
-      if (!p.empty()) c.out.push_back(p);  // SSL_write takes no empty write
+    if (std::string_view p = c.response.NextBodyPiece(); !p.empty()) c.out.push_back(p);
     c.out_index = 0;
     c.out_offset = 0;
     c.phase = Phase::kWriting;
@@ -446,8 +445,18 @@ struct MetricsServer::Impl {
     }
   }
 
+  // The next body piece into c.out once everything before it is sent; false at the end.
+  static bool NextPiece(Conn& c) {
+    std::string_view p = c.response.NextBodyPiece();
+    if (p.empty()) return false;  // never an empty piece: SSL_write takes no empty write
+    c.out.assign(1, p);
+    c.out_index = 0;
+    c.out_offset = 0;
+    return true;
+  }
+
   void Write(Conn& c, Steady::time_point now) {
-    while (c.out_index < c.out.size()) {
+    while (c.out_index < c.out.size() || NextPiece(c)) {
       if (c.ssl) {
         std::string_view piece = c.out[c.out_index].substr(c.out_offset);
         int rc = SSL_write(c.ssl, piece.data(),
@@ -483,6 +492,11 @@ struct MetricsServer::Impl {
         c.events = POLLOUT;
         return;
       }
+      c.dead = true;
+      return;
+    }
+    if (c.response.body_failed()) {  // fewer bytes than the head announced: end it here
+      log::Error("the response body could not be completed; closing the connection");
       c.dead = true;
       return;
     }

@@ -28,19 +28,36 @@ std::shared_ptr<const Exposition> SnapshotStore::GetExposition() const {
 void SnapshotStore::Publish(std::shared_ptr<const Snapshot> snapshot) {
   std::lock_guard<std::mutex> rendering(render_mu_);
   std::shared_ptr<const Exposition> bytes;
-  // The previous text's length: the next one is about as long, reserved at once.
-  const size_t size_hint = GetExposition()->text.size();
   try {
     using Clock = std::chrono::steady_clock;
     const auto t0 = Clock::now();
-    ExpositionText text = RenderChunks(*snapshot, size_hint);
-    const auto t1 = Clock::now();
-    bytes = std::make_shared<const Exposition>(MakeExposition(std::move(text)));
+    // Rendered group by group into the compressor: only the gzip stream is kept (exposition.h)
+    // and the whole text never exists at once.
+    Clock::duration gzip_time{};
+    ExpositionBuilder builder;
+    const bool streamed = RenderGroupByGroup(
+        *snapshot,
+        [&](std::string_view piece) {
+          const auto g0 = Clock::now();
+          builder.Add(piece);
+          gzip_time += Clock::now() - g0;
+        },
+        largest_group_);
+    if (streamed) {
+      bytes = std::make_shared<const Exposition>(std::move(builder).Finish());
+    } else {  // a family outside its group: rendered whole, in RenderChunks' order
+      ExpositionText text = RenderChunks(*snapshot, GetExposition()->text_size);
+      const auto g0 = Clock::now();
+      bytes = std::make_shared<const Exposition>(
+          MakeExposition(std::move(text), kGzipLevel, /*keep_text=*/false));
+      gzip_time += Clock::now() - g0;
+    }
+    const auto total = Clock::now() - t0;
     log::Debug("exposition rendered",
-               {{"bytes", bytes->text.size()},
+               {{"bytes", bytes->text_size},
                 {"gzip_bytes", bytes->gzip_head.size()},
-                {"render_seconds", std::chrono::duration<double>(t1 - t0).count()},
-                {"gzip_seconds", std::chrono::duration<double>(Clock::now() - t1).count()}});
+                {"render_seconds", std::chrono::duration<double>(total - gzip_time).count()},
+                {"gzip_seconds", std::chrono::duration<double>(gzip_time).count()}});
   } catch (const std::exception& e) {
     log::Error("rendering /metrics failed; the previous exposition stays served",
                {{"err", e.what()}});

@@ -251,7 +251,14 @@ std::string EscapeHelp(std::string_view help) {
 TextWriter::TextWriter(std::span<const FamilyGroup* const> groups, size_t size_hint) {
   for (const FamilyGroup* g : groups)
     for (const FamilySpec& spec : g->families) Find(spec);
+  declared_ = families_.size();
   if (size_hint > 0) text_.Reserve(size_hint + size_hint / 16);
+}
+
+TextWriter::TextWriter(std::span<const FamilyGroup* const> groups, TextBuffer buffer)
+    : TextWriter(groups) {
+  text_ = std::move(buffer);
+  text_.Clear();
 }
 
 TextBuffer::~TextBuffer() {
@@ -384,6 +391,13 @@ ExpositionText TextWriter::FinishChunks() && {
   if (text_.size() > 0) out.owned_.push_back(std::move(text_));  // the pieces point into it
   families_.clear();
   return out;
+}
+
+TextBuffer TextWriter::FinishInto(const std::function<void(std::string_view)>& sink) && {
+  for (const Family& f : families_)
+    for (const Run& r : f.runs) sink({text_.data() + r.begin, r.end - r.begin});
+  families_.clear();
+  return std::move(text_);
 }
 
 std::string TextWriter::Finish() && { return std::move(*this).FinishChunks().Join(); }

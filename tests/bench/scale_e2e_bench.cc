@@ -12,21 +12,25 @@
 //
 // scripts/bench-scale.sh builds the Release binaries and runs this with the README's settings.
 // Not a Google Benchmark: it drives processes and prints one table.
+#include <arpa/inet.h>
 #include <httplib.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -64,6 +68,9 @@ Options:
   --notebook-pods N     GPU pods declaring a port that serves nothing (default 20)
   --scrapers N          concurrent /metrics scrapers (default 10)
   --scrape-seconds S    how long the scrapers run (default 10)
+  --scraper CLIENT      the scrapers' HTTP client: "lean" (a socket and a receive buffer kept
+                        across scrapes, as Prometheus' scrape loop keeps its buffers) or
+                        "httplib" (cpp-httplib, a fresh body string per scrape); default lean
   --keep DIR            keep the daemon's config and log under DIR (default: a temp dir, removed)
 )";
 
@@ -78,6 +85,7 @@ struct Options {
   int notebook_pods = 20;
   int scrapers = 10;
   int scrape_seconds = 10;
+  std::string scraper = "lean";
   std::string keep;
 };
 
@@ -111,6 +119,14 @@ std::optional<Options> ParseArgs(int argc, char** argv) {
     }
     if (a == "--keep") {
       o.keep = v;
+      continue;
+    }
+    if (a == "--scraper") {
+      if (v != "lean" && v != "httplib") {
+        std::cerr << "scale_e2e_bench: --scraper: expected lean or httplib, got \"" << v << "\"\n";
+        return std::nullopt;
+      }
+      o.scraper = v;
       continue;
     }
     if (a == "--nodes") {
@@ -171,6 +187,31 @@ double StatusMiB(pid_t pid, const std::string& field) {
   return 0;
 }
 
+// CPU seconds (user + system) of process `pid` so far, from /proc/PID/stat (fields 14 and 15,
+// counted after the last ')').
+double ProcessCpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t paren = stat.rfind(')');
+  if (paren == std::string::npos) return 0;
+  std::stringstream ss(stat.substr(paren + 1));
+  std::string field;
+  double utime = 0, stime = 0;
+  for (int n = 3; ss >> field && n <= 15; ++n) {
+    if (n == 14) utime = std::strtod(field.c_str(), nullptr);
+    if (n == 15) stime = std::strtod(field.c_str(), nullptr);
+  }
+  return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// CPU seconds of this process (the scrapers and the fake apiserver), user + system.
+double SelfCpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto sec = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  return sec(u.ru_utime) + sec(u.ru_stime);
+}
+
 // key=value pairs of a logfmt line (values unquoted; quoted values are not needed here).
 std::map<std::string, std::string> Logfmt(const std::string& line) {
   std::map<std::string, std::string> out;
@@ -198,6 +239,77 @@ double SumSeries(const std::string& body, const std::string& family, const std::
   return sum;
 }
 
+// A /metrics scraper on one keep-alive connection that reads each response into a buffer it
+// keeps: what a scrape then costs is the server's and the loopback's work, not this client's
+// allocations and page faults (Prometheus' scrape loop also reuses its buffers).
+class LeanScraper {
+ public:
+  explicit LeanScraper(int port) : port_(port) {}
+  ~LeanScraper() { Close(); }
+  LeanScraper(const LeanScraper&) = delete;
+  LeanScraper& operator=(const LeanScraper&) = delete;
+
+  // The body's length of a 200 answer with Content-Encoding: gzip, or -1.
+  long Scrape() {
+    if (fd_ < 0 && !Connect()) return -1;
+    const std::string req = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port_) +
+                            "\r\nAccept-Encoding: gzip\r\n\r\n";
+    if (::send(fd_, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size()))
+      return Fail();
+    size_t have = 0, head_end = std::string::npos;
+    while (head_end == std::string::npos) {
+      if (have == buf_.size()) buf_.resize(std::max<size_t>(64 << 10, buf_.size() * 2));
+      ssize_t n = ::recv(fd_, buf_.data() + have, buf_.size() - have, 0);
+      if (n <= 0) return Fail();
+      have += static_cast<size_t>(n);
+      head_end = std::string_view(buf_.data(), have).find("\r\n\r\n");
+    }
+    std::string head(buf_.data(), head_end);
+    for (char& c : head) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const size_t cl = head.find("\r\ncontent-length:");
+    if (head.rfind("http/1.1 200", 0) != 0 || cl == std::string::npos ||
+        head.find("\r\ncontent-encoding: gzip") == std::string::npos)
+      return Fail();
+    const size_t body = std::strtoul(head.c_str() + cl + 17, nullptr, 10);
+    const size_t total = head_end + 4 + body;
+    if (buf_.size() < total) buf_.resize(total);
+    while (have < total) {
+      ssize_t n = ::recv(fd_, buf_.data() + have, total - have, 0);
+      if (n <= 0) return Fail();
+      have += static_cast<size_t>(n);
+    }
+    if (have > total) return Fail();  // nothing was pipelined: nothing may follow
+    if (head.find("\r\nconnection: close") != std::string::npos) Close();
+    return static_cast<long>(body);
+  }
+
+ private:
+  bool Connect() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(static_cast<uint16_t>(port_));
+    if (fd_ < 0 || ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+      Close();
+      return false;
+    }
+    return true;
+  }
+  long Fail() {
+    Close();
+    return -1;
+  }
+  void Close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+  int port_;
+  int fd_ = -1;
+  std::vector<char> buf_;
+};
+
 double Percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -223,6 +335,9 @@ struct Row {
   double p50_ms = 0, p99_ms = 0, max_ms = 0;
   size_t scrapes = 0, scrape_errors = 0;
   double scrape_kib = 0;
+  // CPU milliseconds per scrape during the scrape load: the daemon's (serving, plus a cycle if
+  // one ran then) and this process's (the scrapers' clients and the fake apiserver).
+  double daemon_cpu_ms_per_scrape = 0, client_cpu_ms_per_scrape = 0;
   std::string error;
 };
 
@@ -363,6 +478,7 @@ Row RunSize(const Options& opt, int nodes, const fs::path& dir) {
   std::mutex mu;
   std::vector<double> latencies;
   std::atomic<size_t> errors{0}, bytes{0};
+  const double daemon_cpu0 = ProcessCpuSeconds(pid), self_cpu0 = SelfCpuSeconds();
   const auto stop_at = Clock::now() + std::chrono::seconds(opt.scrape_seconds);
   std::vector<std::thread> clients;
   for (int i = 0; i < opt.scrapers; ++i) {
@@ -371,16 +487,23 @@ Row RunSize(const Options& opt, int nodes, const fs::path& dir) {
       c.set_keep_alive(true);
       c.set_decompress(false);
       c.set_read_timeout(60, 0);
+      LeanScraper lean(port);
       std::vector<double> mine;
       while (Clock::now() < stop_at) {
         auto t0 = Clock::now();
-        auto r = c.Get("/metrics", {{"Accept-Encoding", "gzip"}});
+        long size = -1;
+        if (opt.scraper == "lean") {
+          size = lean.Scrape();
+        } else if (auto r = c.Get("/metrics", {{"Accept-Encoding", "gzip"}});
+                   r && r->status == 200) {
+          size = static_cast<long>(r->body.size());
+        }
         double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-        if (!r || r->status != 200) {
+        if (size < 0) {
           errors.fetch_add(1);
           continue;
         }
-        bytes.fetch_add(r->body.size());
+        bytes.fetch_add(static_cast<size_t>(size));
         mine.push_back(ms);
       }
       std::lock_guard lk(mu);
@@ -389,6 +512,11 @@ Row RunSize(const Options& opt, int nodes, const fs::path& dir) {
   }
   for (auto& t : clients) t.join();
   row.scrapes = latencies.size();
+  if (row.scrapes > 0) {
+    const double n = static_cast<double>(row.scrapes);
+    row.daemon_cpu_ms_per_scrape = (ProcessCpuSeconds(pid) - daemon_cpu0) * 1e3 / n;
+    row.client_cpu_ms_per_scrape = (SelfCpuSeconds() - self_cpu0) * 1e3 / n;
+  }
   row.scrape_errors = errors.load();
   row.scrape_kib =
       latencies.empty() ? 0 : static_cast<double>(bytes.load()) / latencies.size() / 1024.0;
@@ -434,15 +562,17 @@ int main(int argc, char** argv) {
   std::cout << "settings: " << opt->cycles << " cycles, interval " << opt->interval
             << " s, scrape.concurrency " << opt->concurrency << ", proxy latency "
             << opt->latency_ms << " ms, " << opt->scrapers << " scrapers for "
-            << opt->scrape_seconds << " s (Accept-Encoding: gzip)\n\n";
+            << opt->scrape_seconds << " s (Accept-Encoding: gzip, " << opt->scraper
+            << " client)\n\n";
   std::cout
       << "| nodes | devices | GPU pods | exporter bodies | first cycle | steady cycle (median / "
          "max) "
          "| steady: wait / discovery+GETs / stages / state file | proxy GETs per steady cycle "
          "| connections of steady GETs (new) "
          "| LISTs after 1st (daemon / fake) | peak RSS after cycles | peak RSS after scrapes "
-         "| /metrics p50 / p99 / max | scrapes (errors) | body |\n"
-         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+         "| /metrics p50 / p99 / max | scrapes (errors) | body "
+         "| CPU per scrape: daemon / scrapers+fake |\n"
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Row& r : rows) {
     std::cout << "| " << r.nodes << " | " << r.devices << " | " << r.pods << " | "
               << Fixed(r.body_mib, 1) << " MiB | " << Fixed(r.first_cycle, 2) << " s | "
@@ -454,8 +584,9 @@ int main(int argc, char** argv) {
               << Fixed(r.rss_after_cycles, 0) << " MiB | " << Fixed(r.rss_peak, 0) << " MiB | "
               << Fixed(r.p50_ms, 1) << " / " << Fixed(r.p99_ms, 1) << " / " << Fixed(r.max_ms, 1)
               << " ms | " << r.scrapes << " (" << r.scrape_errors << ") | "
-              << Fixed(r.scrape_kib, 0) << " KiB |" << (r.error.empty() ? "" : " " + r.error)
-              << "\n";
+              << Fixed(r.scrape_kib, 0) << " KiB | " << Fixed(r.daemon_cpu_ms_per_scrape, 2)
+              << " / " << Fixed(r.client_cpu_ms_per_scrape, 2) << " ms |"
+              << (r.error.empty() ? "" : " " + r.error) << "\n";
   }
   if (opt->keep.empty()) {
     std::error_code ec;

@@ -92,6 +92,26 @@ TEST(ListWatcher, Paths) {
       "/api/v1/nodes?watch=1&allowWatchBookmarks=true&resourceVersion=123&timeoutSeconds=300");
 }
 
+// The next page is requested while a page is decoded: its token is read ahead of the items.
+TEST(ListWatcher, PeekContinueReadsTheMetadataAheadOfTheItems) {
+  using P = std::optional<std::string>;
+  EXPECT_EQ(ListWatcher::PeekContinue(
+                R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7",)"
+                R"("continue":"abc=","remainingItemCount":3},"items":[{"x":[1,{"y":2}]}]})"),
+            P("abc="));
+  EXPECT_EQ(ListWatcher::PeekContinue(R"({"metadata":{"resourceVersion":"7"},"items":[]})"), P(""));
+  // The items are not read: a page cut short after "items" still tells its token.
+  EXPECT_EQ(ListWatcher::PeekContinue(R"({"metadata":{"continue":"t"},"items":[{"trunc)"), P("t"));
+  // Not ahead of the items, not a list, not JSON: unknown.
+  EXPECT_EQ(ListWatcher::PeekContinue(R"({"items":[],"metadata":{"continue":"t"}})"), std::nullopt);
+  EXPECT_EQ(ListWatcher::PeekContinue(R"({"metadata":{"continue":"t"}})"), std::nullopt);
+  EXPECT_EQ(ListWatcher::PeekContinue(R"([{"metadata":{"continue":"t"}},"items"])"), std::nullopt);
+  EXPECT_EQ(ListWatcher::PeekContinue("not json"), std::nullopt);
+  EXPECT_EQ(ListWatcher::PeekContinue(""), std::nullopt);
+  // A "continue" nested deeper in the metadata is not the list's.
+  EXPECT_EQ(ListWatcher::PeekContinue(R"({"metadata":{"x":{"continue":"no"}},"items":[]})"), P(""));
+}
+
 // Records what the watcher delivers.
 class RecordingTarget : public WatchTarget {
  public:

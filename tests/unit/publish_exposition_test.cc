@@ -60,6 +60,30 @@ TEST(Exposition, GzipHeadAndTailAreOneStreamOfTextAndTail) {
   }
 }
 
+// The store keeps only the gzip stream: the text comes back by inflating it, in pieces.
+TEST(Exposition, TextNotKeptIsInflatedBackPieceByPiece) {
+  std::mt19937 rng(3);
+  std::string random_text;
+  for (int i = 0; i < 3'000'000; ++i) random_text += static_cast<char>('a' + rng() % 26);
+  for (const std::string& text : {std::string(), std::string("a 1\n"), random_text}) {
+    const Exposition e = MakeExposition(ExpositionText::Of(text), kGzipLevel, false);
+    EXPECT_FALSE(e.text_kept);
+    EXPECT_EQ(e.text.size(), 0u);
+    EXPECT_EQ(e.text_size, text.size());
+    TextReader reader(e);
+    std::string back;
+    size_t pieces = 0;
+    for (std::string_view p = reader.Next(); !p.empty(); p = reader.Next(), ++pieces) back += p;
+    EXPECT_FALSE(reader.failed());
+    EXPECT_EQ(back, text);
+    EXPECT_EQ(e.Text(), text);
+    if (text.size() > 1'000'000) {
+      EXPECT_GT(pieces, 3u);
+    }
+    EXPECT_EQ(Gunzip(Body(e, "tail 1\n")), text + "tail 1\n");
+  }
+}
+
 // A family's text is one chunk per run of its series (groups write cluster by cluster, so with
 // two clusters a family can have two), the first starting with its HELP or TYPE line.
 TEST(Exposition, ChunksOfEachFamilyCompressedAsOneStream) {
@@ -79,14 +103,35 @@ TEST(Exposition, ChunksOfEachFamilyCompressedAsOneStream) {
   EXPECT_LT(e.gzip_head.size() * 3, text.size());
 }
 
+// Group by group, through one reused buffer, the pieces are RenderChunks' text in its order.
+TEST(Exposition, RenderedGroupByGroupIsTheSameText) {
+  const Snapshot s = gpuattr::testing::RichSnapshot();
+  for (size_t hint : {size_t{0}, size_t{100}, size_t{10'000'000}}) {
+    std::string text;
+    size_t largest = hint;
+    ASSERT_TRUE(RenderGroupByGroup(
+        s, [&](std::string_view p) { text += p; }, largest));
+    EXPECT_EQ(text, RenderText(s));
+    EXPECT_GT(largest, 0u);
+    EXPECT_LT(largest, text.size());
+    ExpositionBuilder b;
+    b.Add(text.substr(0, 100));
+    b.Add(text.substr(100));
+    const Exposition e = std::move(b).Finish();
+    EXPECT_EQ(e.text_size, text.size());
+    EXPECT_EQ(e.Text(), text);
+    EXPECT_EQ(Gunzip(Body(e, "x 1\n")), text + "x 1\n");
+  }
+}
+
 TEST(SnapshotStore, CachedBytesEqualAFreshRendering) {
   SnapshotStore store;
-  EXPECT_EQ(store.GetExposition()->text.Join(), "");  // before the first publication
+  EXPECT_EQ(store.GetExposition()->Text(), "");  // before the first publication
   auto snapshot = std::make_shared<const Snapshot>(gpuattr::testing::RichSnapshot());
   store.Publish(snapshot);
   EXPECT_EQ(store.Get(), snapshot);
   auto e = store.GetExposition();
-  EXPECT_EQ(e->text.Join(), RenderText(*snapshot));
+  EXPECT_EQ(e->Text(), RenderText(*snapshot));
   EXPECT_EQ(Gunzip(Body(*e, "")), RenderText(*snapshot));
   EXPECT_EQ(store.GetExposition(), e) << "a scrape does not render again";
 }
@@ -120,7 +165,7 @@ TEST(SnapshotStore, ReaderDuringARenderingGetsThePreviousCompleteExposition) {
   }
   // The new exposition is rendered but not visible.
   EXPECT_EQ(store.Get(), one);
-  EXPECT_EQ(store.GetExposition()->text.Join(), first_text);
+  EXPECT_EQ(store.GetExposition()->Text(), first_text);
   EXPECT_EQ(Gunzip(Body(*store.GetExposition(), "")), first_text);
   {
     std::lock_guard<std::mutex> lock(mu);
@@ -129,7 +174,7 @@ TEST(SnapshotStore, ReaderDuringARenderingGetsThePreviousCompleteExposition) {
   cv.notify_all();
   publisher.join();
   EXPECT_EQ(store.Get(), two);
-  EXPECT_EQ(store.GetExposition()->text.Join(), RenderText(*two));
+  EXPECT_EQ(store.GetExposition()->Text(), RenderText(*two));
   EXPECT_NE(first_text, RenderText(*two));
 }
 
@@ -153,7 +198,7 @@ TEST(SnapshotStore, ConcurrentReadersSeeOnlyCompleteExpositions) {
     readers.emplace_back([&] {
       while (!done.load()) {
         auto e = store.GetExposition();
-        if (!renderings.count(e->text.Join())) ++bad;
+        if (!renderings.count(e->Text())) ++bad;
         ++reads;
       }
     });

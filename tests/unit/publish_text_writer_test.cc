@@ -189,6 +189,33 @@ TEST(TextWriter, SizeHintAndRunsGiveTheSameText) {
   }
 }
 
+// RenderGroupByGroup's writer: a reused buffer gives the same chunks, and a family outside the
+// declared groups is reported (group by group it would not come last).
+TEST(TextWriter, ReusedBufferAndUndeclaredFamilies) {
+  TextBuffer buffer;
+  buffer.Append("left over from the previous group");
+  for (int round = 0; round < 2; ++round) {
+    TextWriter w(kGroups, std::move(buffer));
+    w.Add(kB, {{"x", "1"}}, 3);
+    w.Add(kA, {}, 7);
+    EXPECT_FALSE(w.has_undeclared());
+    if (round == 1) {
+      w.Add(kStray, {}, 1);
+      EXPECT_TRUE(w.has_undeclared());
+    }
+    std::string text;
+    buffer = std::move(w).FinishInto([&](std::string_view p) { text += p; });
+    EXPECT_EQ(text,
+              "# HELP test_a A \\\\ gauge\\nwith a newline.\n"
+              "# TYPE test_a gauge\n"
+              "test_a 7\n"
+              "# HELP test_b_total A counter.\n"
+              "# TYPE test_b_total counter\n"
+              "test_b_total{x=\"1\"} 3\n" +
+                  std::string(round == 1 ? "# TYPE test_stray gauge\ntest_stray 1\n" : ""));
+  }
+}
+
 TEST(TextWriter, NothingWrittenIsEmpty) {
   TextWriter w(kGroups);
   EXPECT_EQ(std::move(w).Finish(), "");

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -108,6 +109,10 @@ class ListWatcher {
   static std::string ListPath(std::string_view base, int limit, std::string_view cont);
   static std::string WatchPath(std::string_view base, std::string_view rv,
                                std::chrono::seconds timeout);
+  // A list page's metadata.continue ("" on the last page), read from the members ahead of
+  // "items" without parsing the items (Kubernetes writes kind, apiVersion, metadata, items in
+  // this order); nullopt when "items" comes before "metadata" or the body is not such an object.
+  static std::optional<std::string> PeekContinue(std::string_view body);
 
  private:
   Status List(const StopSignal& stop);

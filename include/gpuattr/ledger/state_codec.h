@@ -14,6 +14,7 @@
 // last_power_unix existed are read as they were meant: those times are the last cycle's.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -29,6 +30,9 @@ inline constexpr int kStateVersion = 1;
 using StateFileContents = std::map<std::string, LedgerState>;  // cluster label → its state
 
 std::string EncodeStateFile(const StateFileContents& contents);
+// The same bytes, handed to `sink` in pieces of about 64 KB as they are made (no document).
+void EncodeStateFile(const StateFileContents& contents,
+                     const std::function<void(std::string_view)>& sink);
 // Errors (not JSON, truncated, another format or version, a field of the wrong type) say what
 // is wrong, without the file name (the caller adds it).
 Result<StateFileContents> DecodeStateFile(std::string_view text);

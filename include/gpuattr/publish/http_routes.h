@@ -30,9 +30,15 @@ struct Response {
   bool close = false;      // the head says "Connection: close"
 
   size_t BodySize() const;
-  // The body bytes to send, in order (none for HEAD). Views into this response: rebuild them
-  // after moving it.
-  std::vector<std::string_view> BodyPieces() const;
+  // The body bytes to send, in order (none for HEAD), one piece per call: a view valid until the
+  // next call; empty at the end. An exposition's text (a scrape without gzip) is inflated here as
+  // it goes out, 256 KB at a time.
+  std::string_view NextBodyPiece();
+  // Whether the body ended early (inflating failed): the connection must close.
+  bool body_failed() const { return reader && reader->failed(); }
+
+  size_t next_piece = 0;               // NextBodyPiece's position
+  std::unique_ptr<TextReader> reader;  // the text being inflated
 };
 
 struct RouteContext {

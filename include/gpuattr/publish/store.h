@@ -1,7 +1,8 @@
 // Holds the latest Snapshot and its rendered exposition. The loop builds a new snapshot completely
 // and publishes it; Publish renders it once (and gzips it once) and then makes the snapshot and
 // its bytes visible together. Readers take reference-counted pointers, so a scrape never sees a
-// half-built snapshot or exposition: during a rendering it gets the previous complete one.
+// half-built snapshot or exposition: during a rendering it gets the previous complete one. The
+// exposition keeps only its gzip stream (exposition.h): at most one text exists at a time.
 #pragma once
 
 #include <functional>
@@ -29,7 +30,8 @@ class SnapshotStore {
 
  private:
   std::function<void()> before_swap_;
-  std::mutex render_mu_;  // one rendering at a time, in Publish order
+  std::mutex render_mu_;      // one rendering at a time, in Publish order
+  size_t largest_group_ = 0;  // the previous rendering's largest group of families, in bytes
   mutable std::mutex mu_;
   std::shared_ptr<const Snapshot> current_;
   std::shared_ptr<const Exposition> exposition_;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -37,6 +38,7 @@ class TextBuffer {
   char* Reserve(size_t n);
   void Commit(char* end) { size_ = static_cast<size_t>(end - data_); }
   void Append(std::string_view s);
+  void Clear() { size_ = 0; }  // keeps the memory, for the next text
 
   const char* data() const { return data_; }
   size_t size() const { return size_; }
@@ -74,6 +76,8 @@ class TextWriter final : public FamilyWriter {
   // Declares the families of `groups` in table order first. `size_hint`: the text's expected
   // length (the previous rendering's), reserved at once so that the buffer need not grow.
   explicit TextWriter(std::span<const FamilyGroup* const> groups, size_t size_hint = 0);
+  // The same, writing into `buffer` (cleared first): its memory, already touched, is reused.
+  TextWriter(std::span<const FamilyGroup* const> groups, TextBuffer buffer);
   TextWriter(const TextWriter&) = delete;
   TextWriter& operator=(const TextWriter&) = delete;
 
@@ -81,6 +85,10 @@ class TextWriter final : public FamilyWriter {
   // HELP, TYPE and the series of every family that has series, in declaration order.
   ExpositionText FinishChunks() &&;
   std::string Finish() &&;  // the same, joined
+  // The same chunks, handed to `sink` in order, and then the buffer back (for another writer).
+  TextBuffer FinishInto(const std::function<void(std::string_view)>& sink) &&;
+  // Whether a family outside the declared groups got series (it comes after all of theirs).
+  bool has_undeclared() const { return families_.size() > declared_; }
 
  private:
   // Every family writes into one buffer (one mapping, few page faults): a family's text is the
@@ -99,12 +107,22 @@ class TextWriter final : public FamilyWriter {
   std::vector<Family> families_;
   std::unordered_map<std::string_view, size_t> index_;
   size_t last_ = static_cast<size_t>(-1);
+  size_t declared_ = 0;
 };
 
 // Every group of the table through TextWriter, unjoined: what SnapshotStore keeps and /metrics
 // serves (RenderText in families.h is the same text, joined). `size_hint` as for TextWriter.
 // Defined in families.cc.
 ExpositionText RenderChunks(const Snapshot& snapshot, size_t size_hint = 0);
+
+// The same text, rendered one group at a time into one reused buffer and handed to `sink` piece
+// by piece as each group is done: the whole text never exists at once (at 1,000 nodes 48 MB of
+// text, its largest group 22 MB). `largest_group`: in, the buffer to reserve (the previous
+// rendering's largest group); out, this rendering's. Returns false, after handing over some
+// pieces, when a group added a family it does not declare: the caller then renders with
+// RenderChunks, whose order puts such a family last. Defined in families.cc.
+bool RenderGroupByGroup(const Snapshot& snapshot, const std::function<void(std::string_view)>& sink,
+                        size_t& largest_group);
 
 // The building blocks, tested on their own.
 //
