@@ -98,10 +98,15 @@ bool KubeClusterSession::WaitForFirstLists() {
       if (cache_->DraSettled()) return true;
       continue;
     }
-    bool all_missing_failed = true;
-    for (const kube::KindStatus& k : cache_->KindStatuses())
-      if (!k.synced && k.last_error.empty()) all_missing_failed = false;
-    if (all_missing_failed) return false;
+    // Give up early only when every kind still missing has failed. With none missing (every
+    // kind listed a moment before the cache says it is synced) there is nothing to give up on.
+    bool any_missing = false, all_missing_failed = true;
+    for (const kube::KindStatus& k : cache_->KindStatuses()) {
+      if (k.synced) continue;
+      any_missing = true;
+      if (k.last_error.empty()) all_missing_failed = false;
+    }
+    if (any_missing && all_missing_failed) return false;
   }
   return !stop_.stopped() && cache_->synced();  // DRA still unsettled: do not wait for it longer
 }
