@@ -433,8 +433,9 @@ TEST(HealthAttribution, OneHotOnEveryAttributionScenario) {
     auto a = AttributeCase(*c);
     ExpectOneHot(a, dir.filename().string());
     // GPU nodes from the objects get a series too.
-    for (const auto& [name, node] : c->objects.nodes) {
+    for (const auto& [key, node] : c->objects.nodes) {
       if (!health::IsGpuNode(node)) continue;
+      const std::string& name = key;  // clang 14 cannot capture a structured binding
       EXPECT_TRUE(std::any_of(a.node_health.begin(), a.node_health.end(),
                               [&](const health::NodeHealth& h) { return h.node == name; }))
           << dir.filename() << " " << name;
