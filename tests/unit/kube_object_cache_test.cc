@@ -383,10 +383,10 @@ TEST(ObjectCache, ListOnlyModeMakesNoWatch) {
 }
 
 TEST(ObjectCache, StopCallsTheStreamCanceller) {
+  int cancels = 0;  // outlives the harness: its cache calls the canceller again when destroyed
   Harness h;
   h.transport->SetDefault("/api/v1/pods?limit", FakeReply::Json(ListJson({}, "1")));
   h.transport->SetDefault("/api/v1/pods?watch", FakeReply::Blocking());
-  int cancels = 0;
   h.options.cancel_streams = [&] {
     ++cancels;
     h.transport->EndStreams();
