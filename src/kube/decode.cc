@@ -2,18 +2,15 @@
 
 #include <cctype>
 #include <ctime>
+#include <optional>
 #include <string>
 #include <utility>
-
-#include <nlohmann/json.hpp>
 
 #include "gpuattr/kube/quantity.h"
 #include "gpuattr/util/strings.h"
 
 namespace gpuattr::kube {
 namespace {
-
-using nlohmann::json;
 
 // Thrown inside this file only, caught by the Decode* entry points and turned into an Error.
 struct FieldError {
@@ -29,63 +26,63 @@ std::string Index(const std::string& path, size_t i) {
   return path + "[" + std::to_string(i) + "]";
 }
 
-[[noreturn]] void WrongType(const std::string& field, std::string_view expected, const json& got) {
+[[noreturn]] void WrongType(const std::string& field, std::string_view expected, JsonValue got) {
   throw FieldError{field, "expected " + std::string(expected) + ", got " + got.type_name()};
 }
 
-// The member `key` of `obj`, or nullptr when missing or null.
-const json* Member(const json& obj, std::string_view key) {
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return nullptr;
-  return &*it;
-}
-
-const json* Object(const json& obj, std::string_view key, const std::string& path) {
-  const json* v = Member(obj, key);
-  if (v != nullptr && !v->is_object()) WrongType(Join(path, key), "an object", *v);
+// The member `key` of `obj`, or nothing when missing or null.
+std::optional<JsonValue> Member(JsonValue obj, std::string_view key) {
+  JsonValue v = obj.Find(key);
+  if (v.is_null()) return std::nullopt;
   return v;
 }
 
-const json* Array(const json& obj, std::string_view key, const std::string& path) {
-  const json* v = Member(obj, key);
-  if (v != nullptr && !v->is_array()) WrongType(Join(path, key), "an array", *v);
+std::optional<JsonValue> Object(JsonValue obj, std::string_view key, const std::string& path) {
+  auto v = Member(obj, key);
+  if (v && !v->is_object()) WrongType(Join(path, key), "an object", *v);
   return v;
 }
 
-std::string String(const json& obj, std::string_view key, const std::string& path) {
-  const json* v = Member(obj, key);
-  if (v == nullptr) return {};
+std::optional<JsonValue> Array(JsonValue obj, std::string_view key, const std::string& path) {
+  auto v = Member(obj, key);
+  if (v && !v->is_array()) WrongType(Join(path, key), "an array", *v);
+  return v;
+}
+
+std::string String(JsonValue obj, std::string_view key, const std::string& path) {
+  auto v = Member(obj, key);
+  if (!v) return {};
   if (!v->is_string()) WrongType(Join(path, key), "a string", *v);
-  return v->get<std::string>();
+  return std::string(v->str());
 }
 
-bool Bool(const json& obj, std::string_view key, const std::string& path) {
-  const json* v = Member(obj, key);
-  if (v == nullptr) return false;
+bool Bool(JsonValue obj, std::string_view key, const std::string& path) {
+  auto v = Member(obj, key);
+  if (!v) return false;
   if (!v->is_boolean()) WrongType(Join(path, key), "a boolean", *v);
-  return v->get<bool>();
+  return v->boolean();
 }
 
-int32_t Int32(const json& obj, std::string_view key, const std::string& path) {
-  const json* v = Member(obj, key);
-  if (v == nullptr) return 0;
-  if (!v->is_number_integer()) WrongType(Join(path, key), "an integer", *v);
-  int64_t n = v->get<int64_t>();
+int32_t Int32(JsonValue obj, std::string_view key, const std::string& path) {
+  auto v = Member(obj, key);
+  if (!v) return 0;
+  if (!v->is_integer()) WrongType(Join(path, key), "an integer", *v);
+  int64_t n = v->integer();
   if (n < INT32_MIN || n > INT32_MAX) throw FieldError{Join(path, key), "out of range"};
   return static_cast<int32_t>(n);
 }
 
-// A map of strings; `keep` filters keys (nullptr keeps all).
-std::map<std::string, std::string> StringMap(const json& obj, std::string_view key,
+// A map of strings; `keep` filters keys (nullptr keeps all). The last of duplicate keys wins.
+std::map<std::string, std::string> StringMap(JsonValue obj, std::string_view key,
                                              const std::string& path,
                                              bool (*keep)(std::string_view) = nullptr) {
   std::map<std::string, std::string> out;
-  const json* m = Object(obj, key, path);
-  if (m == nullptr) return out;
-  for (auto it = m->begin(); it != m->end(); ++it) {
-    if (keep != nullptr && !keep(it.key())) continue;
-    if (!it->is_string()) WrongType(Join(path, key) + "[\"" + it.key() + "\"]", "a string", *it);
-    out.emplace(it.key(), it->get<std::string>());
+  auto m = Object(obj, key, path);
+  if (!m) return out;
+  for (auto [k, v] : m->Members()) {
+    if (keep != nullptr && !keep(k)) continue;
+    if (!v.is_string()) WrongType(Join(path, key) + "[\"" + std::string(k) + "\"]", "a string", v);
+    out.insert_or_assign(std::string(k), std::string(v.str()));
   }
   return out;
 }
@@ -93,40 +90,39 @@ std::map<std::string, std::string> StringMap(const json& obj, std::string_view k
 bool IsPrometheusAnnotation(std::string_view key) { return StartsWith(key, "prometheus.io/"); }
 
 // A resource map (requests, limits, capacity, allocatable): extended resources only.
-ResourceList Resources(const json& obj, std::string_view key, const std::string& path) {
+ResourceList Resources(JsonValue obj, std::string_view key, const std::string& path) {
   ResourceList out;
-  const json* m = Object(obj, key, path);
-  if (m == nullptr) return out;
-  for (auto it = m->begin(); it != m->end(); ++it) {
-    if (!IsExtendedResource(it.key())) continue;
-    std::string field = Join(path, key) + "[\"" + it.key() + "\"]";
-    if (it->is_number_integer()) {
-      out[it.key()] = it->get<int64_t>();
+  auto m = Object(obj, key, path);
+  if (!m) return out;
+  for (auto [name, value] : m->Members()) {
+    if (!IsExtendedResource(name)) continue;
+    if (value.is_integer()) {
+      out[std::string(name)] = value.integer();
       continue;
     }
-    if (!it->is_string()) WrongType(field, "a quantity string", *it);
-    auto q = ParseQuantity(it->get_ref<const std::string&>());
+    std::string field = Join(path, key) + "[\"" + std::string(name) + "\"]";
+    if (!value.is_string()) WrongType(field, "a quantity string", value);
+    auto q = ParseQuantity(value.str());
     if (!q.ok()) throw FieldError{field, q.error().message};
-    out[it.key()] = *q;
+    out[std::string(name)] = *q;
   }
   return out;
 }
 
-Container DecodeContainer(const json& c, const std::string& path) {
+Container DecodeContainer(JsonValue c, const std::string& path) {
   if (!c.is_object()) WrongType(path, "an object", c);
   Container out;
   out.name = String(c, "name", path);
   out.image = String(c, "image", path);
   out.restart_policy = String(c, "restartPolicy", path);
-  if (const json* ports = Array(c, "ports", path)) {
-    for (size_t i = 0; i < ports->size(); ++i) {
-      const json& p = (*ports)[i];
-      std::string ppath = Index(Join(path, "ports"), i);
+  if (auto ports = Array(c, "ports", path)) {
+    for (size_t i = 0; JsonValue p : ports->Elements()) {
+      std::string ppath = Index(Join(path, "ports"), i++);
       if (!p.is_object()) WrongType(ppath, "an object", p);
       out.ports.push_back({String(p, "name", ppath), Int32(p, "containerPort", ppath)});
     }
   }
-  if (const json* res = Object(c, "resources", path)) {
+  if (auto res = Object(c, "resources", path)) {
     std::string rpath = Join(path, "resources");
     out.requests = Resources(*res, "requests", rpath);
     out.limits = Resources(*res, "limits", rpath);
@@ -134,13 +130,12 @@ Container DecodeContainer(const json& c, const std::string& path) {
   return out;
 }
 
-std::vector<Container> Containers(const json& spec, std::string_view key, const std::string& path) {
+std::vector<Container> Containers(JsonValue spec, std::string_view key, const std::string& path) {
   std::vector<Container> out;
-  if (const json* list = Array(spec, key, path)) {
+  if (auto list = Array(spec, key, path)) {
     out.reserve(list->size());
-    for (size_t i = 0; i < list->size(); ++i) {
-      out.push_back(DecodeContainer((*list)[i], Index(Join(path, key), i)));
-    }
+    for (size_t i = 0; JsonValue c : list->Elements())
+      out.push_back(DecodeContainer(c, Index(Join(path, key), i++)));
   }
   return out;
 }
@@ -150,9 +145,9 @@ struct Meta {
   std::string ns, name, uid, resource_version;
 };
 
-Meta DecodeMeta(const json& j) {
+Meta DecodeMeta(JsonValue j) {
   Meta m;
-  if (const json* meta = Object(j, "metadata", "")) {
+  if (auto meta = Object(j, "metadata", "")) {
     m.ns = String(*meta, "namespace", "metadata");
     m.name = String(*meta, "name", "metadata");
     m.uid = String(*meta, "uid", "metadata");
@@ -162,14 +157,10 @@ Meta DecodeMeta(const json& j) {
 }
 
 // Best-effort "kind \"ns/name\"" for error messages, never throwing.
-std::string Describe(std::string_view kind, const json& j, bool namespaced) {
+std::string Describe(std::string_view kind, JsonValue j, bool namespaced) {
   std::string who = std::string(kind);
-  const json* meta = j.is_object() ? Member(j, "metadata") : nullptr;
-  auto field = [&](std::string_view key) -> std::string {
-    if (meta == nullptr || !meta->is_object()) return {};
-    const json* v = Member(*meta, key);
-    return v != nullptr && v->is_string() ? v->get<std::string>() : std::string();
-  };
+  JsonValue meta = j.Find("metadata");
+  auto field = [&](std::string_view key) { return std::string(meta.Find(key).str()); };
   std::string name = field("name");
   if (name.empty()) return who + " (unnamed)";
   std::string ns = namespaced ? field("namespace") : std::string();
@@ -177,7 +168,7 @@ std::string Describe(std::string_view kind, const json& j, bool namespaced) {
 }
 
 template <typename Fn>
-auto Guard(std::string_view kind, const json& j, bool namespaced, Fn&& fn) -> decltype(fn()) {
+auto Guard(std::string_view kind, JsonValue j, bool namespaced, Fn&& fn) -> decltype(fn()) {
   try {
     if (!j.is_object())
       throw FieldError{"(object)", std::string("expected an object, got ") + j.type_name()};
@@ -185,12 +176,13 @@ auto Guard(std::string_view kind, const json& j, bool namespaced, Fn&& fn) -> de
   } catch (const FieldError& e) {
     return MakeError(ErrorCode::kInvalidArgument,
                      Describe(kind, j, namespaced) + ": field " + e.field + ": " + e.what);
-  } catch (const std::exception& e) {  // nlohmann errors we did not foresee
-    return MakeError(ErrorCode::kInvalidArgument, Describe(kind, j, namespaced) + ": " + e.what());
+  } catch (const std::bad_alloc&) {
+    return MakeError(ErrorCode::kResourceExhausted,
+                     Describe(kind, j, namespaced) + ": out of memory");
   }
 }
 
-int64_t Timestamp(const json& obj, std::string_view key, const std::string& path) {
+int64_t Timestamp(JsonValue obj, std::string_view key, const std::string& path) {
   std::string text = String(obj, key, path);
   if (text.empty()) return 0;
   auto t = ParseTimestamp(text);
@@ -253,7 +245,7 @@ Result<int64_t> ParseTimestamp(std::string_view text) {
   return days * 86400 + hour * 3600 + min * 60 + sec - offset;
 }
 
-Result<Pod> DecodePod(const json& j) {
+Result<Pod> DecodePod(JsonValue j) {
   return Guard("pod", j, true, [&]() -> Result<Pod> {
     Pod p;
     Meta m = DecodeMeta(j);
@@ -261,45 +253,42 @@ Result<Pod> DecodePod(const json& j) {
     p.name = std::move(m.name);
     p.uid = std::move(m.uid);
     p.resource_version = std::move(m.resource_version);
-    if (const json* meta = Object(j, "metadata", "")) {
+    if (auto meta = Object(j, "metadata", "")) {
       p.creation_unix = Timestamp(*meta, "creationTimestamp", "metadata");
       p.labels = StringMap(*meta, "labels", "metadata");
       p.annotations = StringMap(*meta, "annotations", "metadata", IsPrometheusAnnotation);
-      if (const json* owners = Array(*meta, "ownerReferences", "metadata")) {
-        for (size_t i = 0; i < owners->size(); ++i) {
-          const json& o = (*owners)[i];
-          std::string path = Index("metadata.ownerReferences", i);
+      if (auto owners = Array(*meta, "ownerReferences", "metadata")) {
+        for (size_t i = 0; JsonValue o : owners->Elements()) {
+          std::string path = Index("metadata.ownerReferences", i++);
           if (!o.is_object()) WrongType(path, "an object", o);
           p.owners.push_back(
               {String(o, "kind", path), String(o, "name", path), Bool(o, "controller", path)});
         }
       }
     }
-    if (const json* spec = Object(j, "spec", "")) {
+    if (auto spec = Object(j, "spec", "")) {
       p.node_name = String(*spec, "nodeName", "spec");
       p.containers = Containers(*spec, "containers", "spec");
       p.init_containers = Containers(*spec, "initContainers", "spec");
-      if (const json* claims = Array(*spec, "resourceClaims", "spec")) {
-        for (size_t i = 0; i < claims->size(); ++i) {
-          const json& c = (*claims)[i];
-          std::string path = Index("spec.resourceClaims", i);
+      if (auto claims = Array(*spec, "resourceClaims", "spec")) {
+        for (size_t i = 0; JsonValue c : claims->Elements()) {
+          std::string path = Index("spec.resourceClaims", i++);
           if (!c.is_object()) WrongType(path, "an object", c);
           // A direct reference names the claim; a template's claim name appears in the status.
           std::string claim = String(c, "resourceClaimName", path);
           // Kubernetes 1.26-1.27 nested the reference under `source`.
-          if (const json* source = Object(c, "source", path); source != nullptr && claim.empty()) {
+          if (auto source = Object(c, "source", path); source && claim.empty()) {
             claim = String(*source, "resourceClaimName", Join(path, "source"));
           }
           p.resource_claims.push_back({String(c, "name", path), std::move(claim)});
         }
       }
     }
-    if (const json* status = Object(j, "status", "")) {
+    if (auto status = Object(j, "status", "")) {
       p.phase = String(*status, "phase", "status");
-      if (const json* conds = Array(*status, "conditions", "status")) {
-        for (size_t i = 0; i < conds->size(); ++i) {
-          const json& c = (*conds)[i];
-          std::string path = Index("status.conditions", i);
+      if (auto conds = Array(*status, "conditions", "status")) {
+        for (size_t i = 0; JsonValue c : conds->Elements()) {
+          std::string path = Index("status.conditions", i++);
           if (!c.is_object()) WrongType(path, "an object", c);
           if (String(c, "type", path) != "PodScheduled") continue;
           p.scheduled = {true, String(c, "status", path), String(c, "reason", path),
@@ -307,20 +296,18 @@ Result<Pod> DecodePod(const json& j) {
         }
       }
       size_t ready = 0, statuses = 0;
-      if (const json* cs = Array(*status, "containerStatuses", "status")) {
-        for (size_t i = 0; i < cs->size(); ++i) {
-          const json& c = (*cs)[i];
-          std::string path = Index("status.containerStatuses", i);
+      if (auto cs = Array(*status, "containerStatuses", "status")) {
+        for (size_t i = 0; JsonValue c : cs->Elements()) {
+          std::string path = Index("status.containerStatuses", i++);
           if (!c.is_object()) WrongType(path, "an object", c);
           ++statuses;
           if (Bool(c, "ready", path)) ++ready;
         }
       }
       p.all_containers_ready = statuses > 0 && ready == statuses && statuses >= p.containers.size();
-      if (const json* rcs = Array(*status, "resourceClaimStatuses", "status")) {
-        for (size_t i = 0; i < rcs->size(); ++i) {
-          const json& c = (*rcs)[i];
-          std::string path = Index("status.resourceClaimStatuses", i);
+      if (auto rcs = Array(*status, "resourceClaimStatuses", "status")) {
+        for (size_t i = 0; JsonValue c : rcs->Elements()) {
+          std::string path = Index("status.resourceClaimStatuses", i++);
           if (!c.is_object()) WrongType(path, "an object", c);
           std::string name = String(c, "name", path);
           std::string claim = String(c, "resourceClaimName", path);
@@ -338,18 +325,16 @@ Result<Pod> DecodePod(const json& j) {
   });
 }
 
-Result<Node> DecodeNode(const json& j) {
+Result<Node> DecodeNode(JsonValue j) {
   return Guard("node", j, false, [&]() -> Result<Node> {
     Node n;
     Meta m = DecodeMeta(j);
     n.name = std::move(m.name);
     n.uid = std::move(m.uid);
     n.resource_version = std::move(m.resource_version);
-    if (const json* meta = Object(j, "metadata", ""))
-      n.labels = StringMap(*meta, "labels", "metadata");
-    if (const json* spec = Object(j, "spec", ""))
-      n.unschedulable = Bool(*spec, "unschedulable", "spec");
-    if (const json* status = Object(j, "status", "")) {
+    if (auto meta = Object(j, "metadata", "")) n.labels = StringMap(*meta, "labels", "metadata");
+    if (auto spec = Object(j, "spec", "")) n.unschedulable = Bool(*spec, "unschedulable", "spec");
+    if (auto status = Object(j, "status", "")) {
       n.capacity = Resources(*status, "capacity", "status");
       n.allocatable = Resources(*status, "allocatable", "status");
     }
@@ -357,20 +342,18 @@ Result<Node> DecodeNode(const json& j) {
   });
 }
 
-Result<Service> DecodeService(const json& j) {
+Result<Service> DecodeService(JsonValue j) {
   return Guard("service", j, true, [&]() -> Result<Service> {
     Service s;
     Meta m = DecodeMeta(j);
     s.namespace_ = std::move(m.ns);
     s.name = std::move(m.name);
     s.resource_version = std::move(m.resource_version);
-    if (const json* meta = Object(j, "metadata", ""))
-      s.labels = StringMap(*meta, "labels", "metadata");
-    if (const json* spec = Object(j, "spec", "")) {
-      if (const json* ports = Array(*spec, "ports", "spec")) {
-        for (size_t i = 0; i < ports->size(); ++i) {
-          const json& p = (*ports)[i];
-          std::string path = Index("spec.ports", i);
+    if (auto meta = Object(j, "metadata", "")) s.labels = StringMap(*meta, "labels", "metadata");
+    if (auto spec = Object(j, "spec", "")) {
+      if (auto ports = Array(*spec, "ports", "spec")) {
+        for (size_t i = 0; JsonValue p : ports->Elements()) {
+          std::string path = Index("spec.ports", i++);
           if (!p.is_object()) WrongType(path, "an object", p);
           s.ports.push_back({String(p, "name", path), Int32(p, "port", path)});
         }
@@ -386,12 +369,12 @@ namespace {
 
 // A device attribute's value: {string: ..}, {version: ..}, {int: ..} or {bool: ..}. Only the
 // textual kinds are kept (the attributes gpuattr reads are strings); others read as empty.
-std::string AttributeText(const json& value, const std::string& path) {
+std::string AttributeText(JsonValue value, const std::string& path) {
   if (!value.is_object()) WrongType(path, "an object", value);
   for (const char* kind : {"string", "version"})
-    if (const json* v = Member(value, kind)) {
+    if (auto v = Member(value, kind)) {
       if (!v->is_string()) WrongType(Join(path, kind), "a string", *v);
-      return v->get<std::string>();
+      return std::string(v->str());
     }
   return {};
 }
@@ -405,35 +388,37 @@ std::string_view AttributeName(std::string_view key, std::string_view driver) {
 }
 
 // A capacity value: {value: "80Gi"} (v1beta1 and later) or a bare quantity (v1alpha3).
-int64_t CapacityBytes(const json& value, const std::string& path) {
-  const json* q = &value;
+int64_t CapacityBytes(JsonValue value, const std::string& path) {
+  std::optional<JsonValue> q = value;
   std::string qpath = path;
   if (value.is_object()) {
     q = Member(value, "value");
     qpath = Join(path, "value");
-    if (q == nullptr) throw FieldError{path, "missing value"};
+    if (!q) throw FieldError{path, "missing value"};
   }
-  if (q->is_number_integer()) return q->get<int64_t>();
+  if (q->is_integer()) return q->integer();
   if (!q->is_string()) WrongType(qpath, "a quantity string", *q);
-  auto r = ParseQuantity(q->get_ref<const std::string&>());
+  auto r = ParseQuantity(q->str());
   if (!r.ok()) throw FieldError{qpath, r.error().message};
   return *r;
 }
 
-DraDevice DecodeDraDevice(const json& d, const std::string& path, std::string_view driver) {
+DraDevice DecodeDraDevice(JsonValue d, const std::string& path, std::string_view driver) {
   if (!d.is_object()) WrongType(path, "an object", d);
   DraDevice out;
   out.name = String(d, "name", path);
   // v1beta1: {name, basic: {attributes, capacity}}; v1beta2 and v1: {name, attributes, capacity}.
-  const json* body = &d;
+  JsonValue body = d;
   std::string bpath = path;
-  if (const json* basic = Object(d, "basic", path)) {
-    body = basic;
+  if (auto basic = Object(d, "basic", path)) {
+    body = *basic;
     bpath = Join(path, "basic");
   }
-  if (const json* attrs = Object(*body, "attributes", bpath)) {
-    for (auto it = attrs->begin(); it != attrs->end(); ++it) {
-      std::string_view name = AttributeName(it.key(), driver);
+  // Members in document order: of two spellings of one attribute ("uuid" and
+  // "gpu.nvidia.com/uuid"), the later one is kept.
+  if (auto attrs = Object(body, "attributes", bpath)) {
+    for (auto [key, value] : attrs->Members()) {
+      std::string_view name = AttributeName(key, driver);
       std::string* field = name == "type"          ? &out.type
                            : name == "uuid"        ? &out.uuid
                            : name == "parentUUID"  ? &out.parent_uuid
@@ -441,13 +426,14 @@ DraDevice DecodeDraDevice(const json& d, const std::string& path, std::string_vi
                            : name == "profile"     ? &out.profile
                                                    : nullptr;
       if (field == nullptr) continue;
-      *field = AttributeText(*it, Join(bpath, "attributes") + "[\"" + it.key() + "\"]");
+      *field = AttributeText(value, Join(bpath, "attributes") + "[\"" + std::string(key) + "\"]");
     }
   }
-  if (const json* cap = Object(*body, "capacity", bpath)) {
-    for (auto it = cap->begin(); it != cap->end(); ++it) {
-      if (AttributeName(it.key(), driver) != "memory") continue;
-      out.memory_bytes = CapacityBytes(*it, Join(bpath, "capacity") + "[\"" + it.key() + "\"]");
+  if (auto cap = Object(body, "capacity", bpath)) {
+    for (auto [key, value] : cap->Members()) {
+      if (AttributeName(key, driver) != "memory") continue;
+      out.memory_bytes =
+          CapacityBytes(value, Join(bpath, "capacity") + "[\"" + std::string(key) + "\"]");
     }
   }
   return out;
@@ -455,25 +441,25 @@ DraDevice DecodeDraDevice(const json& d, const std::string& path, std::string_vi
 
 // deviceClassName, allocationMode and count of one request body (v1beta1's request itself,
 // v1beta2/v1's `exactly` or a firstAvailable entry).
-void DecodeRequestBody(const json& body, const std::string& path, DraRequest& out) {
+void DecodeRequestBody(JsonValue body, const std::string& path, DraRequest& out) {
   out.device_class_name = String(body, "deviceClassName", path);
   out.allocation_mode = String(body, "allocationMode", path);
   if (out.allocation_mode.empty()) out.allocation_mode = "ExactCount";
-  if (const json* count = Member(body, "count")) {
-    if (!count->is_number_integer()) WrongType(Join(path, "count"), "an integer", *count);
-    out.count = count->get<int64_t>();
+  if (auto count = Member(body, "count")) {
+    if (!count->is_integer()) WrongType(Join(path, "count"), "an integer", *count);
+    out.count = count->integer();
   }
 }
 
-DraRequest DecodeDraRequest(const json& r, const std::string& path) {
+DraRequest DecodeDraRequest(JsonValue r, const std::string& path) {
   if (!r.is_object()) WrongType(path, "an object", r);
   DraRequest out;
   out.name = String(r, "name", path);
-  if (const json* exactly = Object(r, "exactly", path)) {
+  if (auto exactly = Object(r, "exactly", path)) {
     DecodeRequestBody(*exactly, Join(path, "exactly"), out);
-  } else if (const json* first = Array(r, "firstAvailable", path); first && !first->empty()) {
+  } else if (auto first = Array(r, "firstAvailable", path); first && first->size() > 0) {
     // Alternatives in order of preference: the first one stands for the request.
-    const json& sub = first->front();
+    JsonValue sub = *first->Elements().begin();
     std::string spath = Index(Join(path, "firstAvailable"), 0);
     if (!sub.is_object()) WrongType(spath, "an object", sub);
     DecodeRequestBody(sub, spath, out);
@@ -485,51 +471,49 @@ DraRequest DecodeDraRequest(const json& r, const std::string& path) {
 
 }  // namespace
 
-Result<ResourceSlice> DecodeResourceSlice(const json& j) {
+Result<ResourceSlice> DecodeResourceSlice(JsonValue j) {
   return Guard("resourceslice", j, false, [&]() -> Result<ResourceSlice> {
     ResourceSlice s;
     Meta m = DecodeMeta(j);
     s.name = std::move(m.name);
     s.resource_version = std::move(m.resource_version);
-    const json* spec = Object(j, "spec", "");
-    if (spec == nullptr) return s;
+    auto spec = Object(j, "spec", "");
+    if (!spec) return s;
     s.driver = String(*spec, "driver", "spec");
     s.node_name = String(*spec, "nodeName", "spec");
-    if (const json* pool = Object(*spec, "pool", "spec"))
-      s.pool = String(*pool, "name", "spec.pool");
-    if (const json* devices = Array(*spec, "devices", "spec")) {
+    if (auto pool = Object(*spec, "pool", "spec")) s.pool = String(*pool, "name", "spec.pool");
+    if (auto devices = Array(*spec, "devices", "spec")) {
       s.devices.reserve(devices->size());
-      for (size_t i = 0; i < devices->size(); ++i)
-        s.devices.push_back(DecodeDraDevice((*devices)[i], Index("spec.devices", i), s.driver));
+      for (size_t i = 0; JsonValue d : devices->Elements())
+        s.devices.push_back(DecodeDraDevice(d, Index("spec.devices", i++), s.driver));
     }
     return s;
   });
 }
 
-Result<ResourceClaim> DecodeResourceClaim(const json& j) {
+Result<ResourceClaim> DecodeResourceClaim(JsonValue j) {
   return Guard("resourceclaim", j, true, [&]() -> Result<ResourceClaim> {
     ResourceClaim c;
     Meta m = DecodeMeta(j);
     c.namespace_ = std::move(m.ns);
     c.name = std::move(m.name);
     c.resource_version = std::move(m.resource_version);
-    if (const json* spec = Object(j, "spec", "")) {
-      if (const json* devices = Object(*spec, "devices", "spec")) {
-        if (const json* reqs = Array(*devices, "requests", "spec.devices")) {
-          for (size_t i = 0; i < reqs->size(); ++i)
-            c.requests.push_back(DecodeDraRequest((*reqs)[i], Index("spec.devices.requests", i)));
+    if (auto spec = Object(j, "spec", "")) {
+      if (auto devices = Object(*spec, "devices", "spec")) {
+        if (auto reqs = Array(*devices, "requests", "spec.devices")) {
+          for (size_t i = 0; JsonValue r : reqs->Elements())
+            c.requests.push_back(DecodeDraRequest(r, Index("spec.devices.requests", i++)));
         }
       }
     }
-    const json* status = Object(j, "status", "");
-    if (status == nullptr) return c;
-    if (const json* alloc = Object(*status, "allocation", "status")) {
+    auto status = Object(j, "status", "");
+    if (!status) return c;
+    if (auto alloc = Object(*status, "allocation", "status")) {
       c.allocated = true;
-      if (const json* devices = Object(*alloc, "devices", "status.allocation")) {
-        if (const json* results = Array(*devices, "results", "status.allocation.devices")) {
-          for (size_t i = 0; i < results->size(); ++i) {
-            const json& r = (*results)[i];
-            std::string path = Index("status.allocation.devices.results", i);
+      if (auto devices = Object(*alloc, "devices", "status.allocation")) {
+        if (auto results = Array(*devices, "results", "status.allocation.devices")) {
+          for (size_t i = 0; JsonValue r : results->Elements()) {
+            std::string path = Index("status.allocation.devices.results", i++);
             if (!r.is_object()) WrongType(path, "an object", r);
             c.results.push_back({String(r, "request", path), String(r, "driver", path),
                                  String(r, "pool", path), String(r, "device", path)});
@@ -537,10 +521,9 @@ Result<ResourceClaim> DecodeResourceClaim(const json& j) {
         }
       }
     }
-    if (const json* reserved = Array(*status, "reservedFor", "status")) {
-      for (size_t i = 0; i < reserved->size(); ++i) {
-        const json& r = (*reserved)[i];
-        std::string path = Index("status.reservedFor", i);
+    if (auto reserved = Array(*status, "reservedFor", "status")) {
+      for (size_t i = 0; JsonValue r : reserved->Elements()) {
+        std::string path = Index("status.reservedFor", i++);
         if (!r.is_object()) WrongType(path, "an object", r);
         c.reserved_for.push_back(
             {String(r, "resource", path), String(r, "name", path), String(r, "uid", path)});

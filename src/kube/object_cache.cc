@@ -1,7 +1,6 @@
 #include "gpuattr/kube/object_cache.h"
 
 #include <cstdio>
-#include <nlohmann/json.hpp>
 
 #include "gpuattr/kube/decode.h"
 #include "gpuattr/kube/dra_versions.h"
@@ -11,18 +10,12 @@ namespace gpuattr::kube {
 namespace {
 
 // "namespace/name" (or "name" for cluster-scoped objects) straight from the JSON metadata.
-std::string MetadataKey(const nlohmann::json& object) {
-  if (!object.is_object()) return {};
-  auto meta = object.find("metadata");
-  if (meta == object.end() || !meta->is_object()) return {};
-  auto str = [&](const char* key) {
-    auto it = meta->find(key);
-    return it != meta->end() && it->is_string() ? it->get<std::string>() : std::string();
-  };
-  std::string name = str("name");
+std::string MetadataKey(JsonValue object) {
+  JsonValue meta = object.Find("metadata");
+  std::string name(meta.Find("name").str());
   if (name.empty()) return {};
-  std::string ns = str("namespace");
-  return ns.empty() ? name : ns + "/" + name;
+  std::string_view ns = meta.Find("namespace").str();
+  return ns.empty() ? name : std::string(ns) + "/" + name;
 }
 
 }  // namespace
@@ -39,7 +32,7 @@ class ObjectCache::Store : public WatchTarget {
 template <typename T>
 class ObjectCache::TypedStore final : public ObjectCache::Store {
  public:
-  using Decoder = Result<T> (*)(const nlohmann::json&);
+  using Decoder = Result<T> (*)(JsonValue);
   using Field = std::map<std::string, T> ClusterObjects::*;
 
   TypedStore(ObjectCache& cache, Decoder decode, Field field)
@@ -47,7 +40,7 @@ class ObjectCache::TypedStore final : public ObjectCache::Store {
 
   void BeginList() override { staging_.clear(); }
 
-  Status AddListed(const nlohmann::json& object) override {
+  Status AddListed(JsonValue object) override {
     Result<T> r = decode_(object);
     if (!r.ok()) return r.status();
     std::string key = r->Key();
@@ -64,7 +57,7 @@ class ObjectCache::TypedStore final : public ObjectCache::Store {
     staging_.clear();
   }
 
-  Status Apply(WatchEventType type, const nlohmann::json& object) override {
+  Status Apply(WatchEventType type, JsonValue object) override {
     Result<T> r = decode_(object);
     if (!r.ok()) {
       // A deleted object must leave the cache even when its final state does not decode.

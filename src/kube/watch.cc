@@ -7,8 +7,6 @@
 namespace gpuattr::kube {
 namespace {
 
-using nlohmann::json;
-
 double WallSeconds(Clock& clock) {
   return std::chrono::duration<double>(clock.WallNow().time_since_epoch()).count();
 }
@@ -28,12 +26,8 @@ std::string UrlEncode(std::string_view s) {
   return out;
 }
 
-std::string MetaString(const json& obj, const char* key) {
-  if (!obj.is_object()) return {};
-  auto meta = obj.find("metadata");
-  if (meta == obj.end() || !meta->is_object()) return {};
-  auto v = meta->find(key);
-  return v != meta->end() && v->is_string() ? v->get<std::string>() : std::string();
+std::string MetaString(JsonValue obj, std::string_view key) {
+  return std::string(obj.Find("metadata").Find(key).str());
 }
 
 bool ParseEventType(std::string_view t, WatchEventType& out) {
@@ -53,16 +47,9 @@ bool ParseEventType(std::string_view t, WatchEventType& out) {
 }
 
 // A watch ERROR event carries a metav1.Status: map its code like an HTTP status.
-Error StatusEventError(const json& status, const std::string& resource,
-                       const std::string& cluster) {
-  int code = 0;
-  std::string message;
-  if (status.is_object()) {
-    if (auto c = status.find("code"); c != status.end() && c->is_number_integer())
-      code = c->get<int>();
-    if (auto m = status.find("message"); m != status.end() && m->is_string())
-      message = m->get<std::string>();
-  }
+Error StatusEventError(JsonValue status, const std::string& resource, const std::string& cluster) {
+  const int64_t code = status.Find("code").integer();
+  const std::string message(status.Find("message").str());
   ErrorCode ec = code == 410   ? ErrorCode::kGone
                  : code == 403 ? ErrorCode::kPermissionDenied
                  : code == 401 ? ErrorCode::kUnauthenticated
@@ -72,70 +59,7 @@ Error StatusEventError(const json& status, const std::string& resource,
                            std::to_string(code) + ")" + (message.empty() ? "" : ": " + message));
 }
 
-// PeekContinue's SAX handler: follows the root object's members up to "items", then stops.
-class ContinuePeek final : public nlohmann::json_sax<json> {
- public:
-  std::optional<std::string> Result() const {
-    if (!reached_items_ || !metadata_done_) return std::nullopt;
-    return cont_;
-  }
-
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t&) override { return true; }
-  bool binary(binary_t&) override { return true; }
-  bool string(string_t& s) override {
-    if (depth_ == 2 && root_key_ == "metadata" && meta_key_ == "continue") cont_ = s;
-    return true;
-  }
-  bool start_object(std::size_t) override {
-    ++depth_;
-    return true;
-  }
-  bool end_object() override {
-    if (depth_ == 2 && root_key_ == "metadata") metadata_done_ = true;
-    --depth_;
-    return true;
-  }
-  bool start_array(std::size_t) override {
-    ++depth_;
-    return depth_ > 1;  // a root array is not a list
-  }
-  bool end_array() override {
-    --depth_;
-    return true;
-  }
-  bool key(string_t& k) override {
-    if (depth_ == 1) {
-      root_key_ = k;
-      if (k == "items") {
-        reached_items_ = true;
-        return false;  // stop: the items are not needed
-      }
-    } else if (depth_ == 2 && root_key_ == "metadata") {
-      meta_key_ = k;
-    }
-    return true;
-  }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
-    return false;
-  }
-
- private:
-  int depth_ = 0;
-  std::string root_key_, meta_key_, cont_;
-  bool reached_items_ = false, metadata_done_ = false;
-};
-
 }  // namespace
-
-std::optional<std::string> ListWatcher::PeekContinue(std::string_view body) {
-  ContinuePeek peek;
-  json::sax_parse(body.begin(), body.end(), &peek);
-  return peek.Result();
-}
 
 bool WatchStreamDecoder::Feed(std::string_view chunk, const EventFn& on_event) {
   if (!error_.ok()) return false;
@@ -175,37 +99,36 @@ bool WatchStreamDecoder::Finish(const EventFn& on_event) {
 bool WatchStreamDecoder::DecodeLine(std::string_view line, const EventFn& on_event) {
   while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
   if (line.empty()) return true;
-  WatchEvent ev;
-  try {
-    json j = json::parse(line);
-    if (!j.is_object()) {
-      error_ = MakeError(ErrorCode::kInvalidArgument, "watch event is not a JSON object");
-      return false;
-    }
-    auto type = j.find("type");
-    if (type == j.end()) {
-      // A bare metav1.Status: the body of a watch that failed with a non-2xx status.
-      if (j.value("kind", "") != "Status") {
-        error_ = MakeError(ErrorCode::kInvalidArgument, "watch event without \"type\"");
-        return false;
-      }
-      ev.type = WatchEventType::kError;
-      ev.object = std::move(j);
-    } else {
-      if (!type->is_string()) {
-        error_ = MakeError(ErrorCode::kInvalidArgument, "watch event \"type\" is not a string");
-        return false;
-      }
-      if (!ParseEventType(type->get_ref<const std::string&>(), ev.type))
-        return true;  // unknown: skip
-      if (auto obj = j.find("object"); obj != j.end()) ev.object = std::move(*obj);
-    }
-  } catch (const std::exception& e) {
+  auto doc = JsonDocument::Parse(std::string(line));
+  if (!doc.ok()) {
     error_ =
-        MakeError(ErrorCode::kInvalidArgument, std::string("malformed watch event: ") + e.what());
+        MakeError(ErrorCode::kInvalidArgument, "malformed watch event: " + doc.error().message);
     return false;
   }
-  return on_event(std::move(ev));
+  JsonValue j = doc->Root();
+  if (!j.is_object()) {
+    error_ = MakeError(ErrorCode::kInvalidArgument, "watch event is not a JSON object");
+    return false;
+  }
+  WatchEvent ev;
+  JsonValue type = j.Find("type");
+  if (type.is_null()) {
+    // A bare metav1.Status: the body of a watch that failed with a non-2xx status.
+    if (j.Find("kind").str() != "Status") {
+      error_ = MakeError(ErrorCode::kInvalidArgument, "watch event without \"type\"");
+      return false;
+    }
+    ev.type = WatchEventType::kError;
+    ev.object = j;
+  } else {
+    if (!type.is_string()) {
+      error_ = MakeError(ErrorCode::kInvalidArgument, "watch event \"type\" is not a string");
+      return false;
+    }
+    if (!ParseEventType(type.str(), ev.type)) return true;  // unknown: skip
+    ev.object = j.Find("object");
+  }
+  return on_event(ev);
 }
 
 ListWatcher::ListWatcher(ApiClient& client, ResourceSpec spec, WatchTarget& target,
@@ -332,44 +255,41 @@ Status ListWatcher::List(const StopSignal& stop) {
       target_.EndList(false);
       return r.error();
     }
-    const std::string body = std::move(r->body);
-    // The next page is requested while this one is decoded: the apiserver's work and ours
-    // overlap (the first cycle waits for every page). Its token is peeked from the metadata.
-    const std::optional<std::string> peeked = PeekContinue(body);
-    std::future<Result<Response>> next;
-    if (peeked && !peeked->empty() && !stop.stopped())
-      next = std::async(std::launch::async, fetch, *peeked);
-    try {
-      json parsed = json::parse(body);
-      if (!parsed.is_object()) throw std::runtime_error("not a JSON object");
-      auto items = parsed.find("items");
-      if (items != parsed.end() && !items->is_null()) {
-        if (!items->is_array()) throw std::runtime_error("\"items\" is not an array");
-        for (const json& item : *items) {
-          Status s = target_.AddListed(item);
-          if (!s.ok()) {
-            if (decode_errors++ == 0) {
-              log::Warn("skipping object",
-                        {{"cluster", client_.ClusterName()}, {"error", s.message()}});
-            }
-            SetDecodeError(s);
-          }
-        }
-      }
-      rv = MetaString(parsed, "resourceVersion");
-      cont = MetaString(parsed, "continue");
-    } catch (const std::exception& e) {
+    auto doc = JsonDocument::Parse(std::move(r->body));
+    JsonValue list = doc.ok() ? doc->Root() : JsonValue();
+    JsonValue items = list.Find("items");
+    std::string malformed = !doc.ok()                               ? doc.error().message
+                            : !list.is_object()                     ? "not a JSON object"
+                            : !items.is_null() && !items.is_array() ? "\"items\" is not an array"
+                                                                    : "";
+    if (!malformed.empty()) {
       target_.EndList(false);
       return MakeError(ErrorCode::kInvalidArgument, "list " + spec_.resource + " on cluster \"" +
                                                         client_.ClusterName() +
-                                                        "\": malformed response: " + e.what());
+                                                        "\": malformed response: " + malformed);
+    }
+    rv = MetaString(list, "resourceVersion");
+    cont = MetaString(list, "continue");
+    // The next page is requested while this one is decoded: the apiserver's work and ours
+    // overlap (the first cycle waits for every page).
+    std::future<Result<Response>> next;
+    if (!cont.empty() && !stop.stopped()) next = std::async(std::launch::async, fetch, cont);
+    for (JsonValue item : items.Elements()) {
+      Status s = target_.AddListed(item);
+      if (!s.ok()) {
+        if (decode_errors++ == 0) {
+          log::Warn("skipping object",
+                    {{"cluster", client_.ClusterName()}, {"error", s.message()}});
+        }
+        SetDecodeError(s);
+      }
     }
     if (cont.empty()) break;
     if (stop.stopped()) {
       target_.EndList(false);
       return MakeError(ErrorCode::kUnavailable, "stopped");
     }
-    r = next.valid() && *peeked == cont ? next.get() : fetch(cont);
+    r = next.valid() ? next.get() : fetch(cont);
   }
   target_.EndList(true);
   rv_ = rv;
@@ -392,7 +312,7 @@ Status ListWatcher::Watch(const StopSignal& stop, bool& got_events) {
   Status event_error;
   uint64_t decode_errors = 0;
   const std::string cluster = client_.ClusterName();
-  auto on_event = [&](WatchEvent&& ev) -> bool {
+  auto on_event = [&](const WatchEvent& ev) -> bool {
     if (ev.type == WatchEventType::kError) {
       event_error = StatusEventError(ev.object, spec_.resource, cluster);
       return false;

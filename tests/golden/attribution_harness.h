@@ -59,11 +59,11 @@ inline Result<AttributionCase> LoadAttributionCase(const std::filesystem::path& 
   for (const nlohmann::json& obj : sc->objects) {
     const std::string kind = obj.value("kind", "");
     if (kind == "Pod") {
-      auto pod = kube::DecodePod(obj);
+      auto pod = kube::DecodeText(&kube::DecodePod, obj.dump());
       if (!pod) return pod.error();
       c.objects.pods[pod->Key()] = std::move(*pod);
     } else if (kind == "Node") {
-      auto node = kube::DecodeNode(obj);
+      auto node = kube::DecodeText(&kube::DecodeNode, obj.dump());
       if (!node) return node.error();
       c.objects.nodes[node->name] = std::move(*node);
     }

@@ -12,6 +12,14 @@ namespace {
 using nlohmann::json;
 using ::testing::HasSubstr;
 
+// The decoders take a parsed document; these tests write objects as nlohmann JSON.
+Result<ResourceSlice> DecodeResourceSlice(const json& j) {
+  return DecodeText(&kube::DecodeResourceSlice, j.dump());
+}
+Result<ResourceClaim> DecodeResourceClaim(const json& j) {
+  return DecodeText(&kube::DecodeResourceClaim, j.dump());
+}
+
 constexpr int64_t kGi = int64_t{1} << 30;
 
 // v1 and v1beta2 share the device shape: attributes and capacity directly on the device.

@@ -11,6 +11,11 @@ namespace {
 using nlohmann::json;
 using ::testing::HasSubstr;
 
+// The decoders take a parsed document; these tests write objects as nlohmann JSON.
+Result<Pod> DecodePod(const json& j) { return DecodeText(&kube::DecodePod, j.dump()); }
+Result<Node> DecodeNode(const json& j) { return DecodeText(&kube::DecodeNode, j.dump()); }
+Result<Service> DecodeService(const json& j) { return DecodeText(&kube::DecodeService, j.dump()); }
+
 // Trimmed from a real `kubectl get pod -o json` of a vLLM pod with a sidecar and a DRA claim.
 constexpr const char* kPod = R"({
   "apiVersion": "v1", "kind": "Pod",

@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include <nlohmann/json.hpp>
+#include "gpuattr/util/json_document.h"
 
 #include "gpuattr/kube/api_client.h"
 #include "gpuattr/util/clock.h"
@@ -22,9 +22,11 @@ namespace gpuattr::kube {
 
 enum class WatchEventType { kAdded, kModified, kDeleted, kBookmark, kError };
 
+// One decoded event; `object` points into the decoder's document and is valid only during the
+// callback that receives it.
 struct WatchEvent {
   WatchEventType type = WatchEventType::kError;
-  nlohmann::json object;
+  JsonValue object;
 };
 
 // Splits a newline-delimited JSON event stream into events, whatever the chunking (an event split
@@ -32,7 +34,7 @@ struct WatchEvent {
 // ERROR event. Lines longer than `max_line_bytes` are an error.
 class WatchStreamDecoder {
  public:
-  using EventFn = std::function<bool(WatchEvent&& event)>;  // false stops decoding
+  using EventFn = std::function<bool(const WatchEvent& event)>;  // false stops decoding
   explicit WatchStreamDecoder(size_t max_line_bytes = 64u << 20) : max_line_(max_line_bytes) {}
 
   // Decodes every complete line in `chunk`; returns false when `on_event` asked to stop.
@@ -54,10 +56,10 @@ class WatchStreamDecoder {
 class WatchTarget {
  public:
   virtual ~WatchTarget() = default;
-  virtual void BeginList() = 0;                                // a new full LIST starts
-  virtual Status AddListed(const nlohmann::json& object) = 0;  // one item of a page
-  virtual void EndList(bool complete) = 0;                     // complete=false: discard
-  virtual Status Apply(WatchEventType type, const nlohmann::json& object) = 0;
+  virtual void BeginList() = 0;                    // a new full LIST starts
+  virtual Status AddListed(JsonValue object) = 0;  // one item of a page
+  virtual void EndList(bool complete) = 0;         // complete=false: discard
+  virtual Status Apply(WatchEventType type, JsonValue object) = 0;
 };
 
 struct ResourceSpec {
@@ -109,10 +111,6 @@ class ListWatcher {
   static std::string ListPath(std::string_view base, int limit, std::string_view cont);
   static std::string WatchPath(std::string_view base, std::string_view rv,
                                std::chrono::seconds timeout);
-  // A list page's metadata.continue ("" on the last page), read from the members ahead of
-  // "items" without parsing the items (Kubernetes writes kind, apiVersion, metadata, items in
-  // this order); nullopt when "items" comes before "metadata" or the body is not such an object.
-  static std::optional<std::string> PeekContinue(std::string_view body);
 
  private:
   Status List(const StopSignal& stop);
