@@ -380,21 +380,33 @@ class JsonParser {
 };
 
 Result<JsonDocument> JsonDocument::Parse(std::string text) {
-  if (text.size() >= std::numeric_limits<uint32_t>::max())
-    return MakeError(ErrorCode::kResourceExhausted, "JSON text larger than 4 GiB");
   JsonDocument doc;
-  doc.text_ = std::move(text);
+  Status s = doc.Load(std::move(text));
+  if (!s.ok()) return s;
+  return doc;
+}
+
+Status JsonDocument::Load(std::string text) {
+  nodes_.clear();
+  unescaped_.clear();
+  text_ = std::move(text);
+  if (text_.size() >= std::numeric_limits<uint32_t>::max()) {
+    text_.clear();
+    return MakeError(ErrorCode::kResourceExhausted, "JSON text larger than 4 GiB");
+  }
   // Kubernetes objects run at about one value per 16-20 bytes; the guess saves regrowth.
-  doc.nodes_.reserve(doc.text_.size() / 16 + 4);
+  nodes_.reserve(text_.size() / 16 + 4);
   try {
-    JsonParser(doc).Run();
+    JsonParser(*this).Run();
+    return Status::Ok();
   } catch (const JsonParser::ParseError& e) {
+    nodes_.clear();
     return MakeError(ErrorCode::kInvalidArgument,
                      "invalid JSON at byte " + std::to_string(e.offset) + ": " + e.what);
   } catch (const std::bad_alloc&) {
+    nodes_.clear();
     return MakeError(ErrorCode::kResourceExhausted, "out of memory parsing JSON");
   }
-  return doc;
 }
 
 }  // namespace gpuattr
