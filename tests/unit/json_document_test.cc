@@ -112,6 +112,9 @@ TEST(JsonDocument, ErrorsSayWhatAndWhere) {
   EXPECT_THAT(ParseError("\"\xF4\x90\x80\x80\""), HasSubstr("UTF-8"));  // beyond U+10FFFF
   EXPECT_THAT(ParseError("\"\xE2\x82\""), HasSubstr("UTF-8"));          // truncated
   EXPECT_THAT(ParseError("\"abc"), HasSubstr("end of input in a string"));
+  // A raw NUL is not the end of the text (nlohmann stops there, as at the end of a C string).
+  EXPECT_THAT(ParseError(std::string("3\0junk", 6)), HasSubstr("after the value"));
+  EXPECT_THAT(ParseError(std::string("\"a\0b\"", 5)), HasSubstr("control character"));
 }
 
 TEST(JsonDocument, NestingIsBounded) {
