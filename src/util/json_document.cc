@@ -75,9 +75,9 @@ class JsonParser {
     if (p_ == end_) Fail("unexpected end of input, expected a value");
     switch (*p_) {
       case '{':
-        return Object(depth + 1);
+        return Container(JsonType::kObject, depth + 1);
       case '[':
-        return Array(depth + 1);
+        return Container(JsonType::kArray, depth + 1);
       case '"':
         return String();
       case 't':
@@ -101,66 +101,44 @@ class JsonParser {
     Close(i);
   }
 
-  void Object(int depth) {
+  // An object or an array: its bracket, members (name, colon, value) or values separated by
+  // commas, the closing bracket.
+  void Container(JsonType type, int depth) {
+    const bool object = type == JsonType::kObject;
+    const char close = object ? '}' : ']';
     if (depth > JsonDocument::kMaxDepth) Fail("nested too deeply");
-    uint32_t i = Push(JsonType::kObject, p_);
+    uint32_t i = Push(type, p_);
     ++p_;
     SkipSpace();
     uint32_t count = 0;
-    if (p_ != end_ && *p_ == '}') {
+    if (p_ != end_ && *p_ == close) {
       ++p_;
     } else {
       for (;;) {
-        if (p_ == end_ || *p_ != '"') Fail("expected a member name in quotes");
-        String();
-        SkipSpace();
-        if (p_ == end_ || *p_ != ':') Fail("expected ':' after a member name");
-        ++p_;
-        SkipSpace();
+        if (object) {
+          if (p_ == end_ || *p_ != '"') Fail("expected a member name in quotes");
+          String();
+          SkipSpace();
+          if (p_ == end_ || *p_ != ':') Fail("expected ':' after a member name");
+          ++p_;
+          SkipSpace();
+        }
         Value(depth);
         ++count;
         SkipSpace();
-        if (p_ == end_) Fail("unexpected end of input in an object");
+        if (p_ == end_)
+          Fail(object ? "unexpected end of input in an object"
+                      : "unexpected end of input in an array");
         if (*p_ == ',') {
           ++p_;
           SkipSpace();
           continue;
         }
-        if (*p_ == '}') {
+        if (*p_ == close) {
           ++p_;
           break;
         }
-        Fail("expected ',' or '}' in an object");
-      }
-    }
-    doc_.nodes_[i].count = count;
-    Close(i);
-  }
-
-  void Array(int depth) {
-    if (depth > JsonDocument::kMaxDepth) Fail("nested too deeply");
-    uint32_t i = Push(JsonType::kArray, p_);
-    ++p_;
-    SkipSpace();
-    uint32_t count = 0;
-    if (p_ != end_ && *p_ == ']') {
-      ++p_;
-    } else {
-      for (;;) {
-        Value(depth);
-        ++count;
-        SkipSpace();
-        if (p_ == end_) Fail("unexpected end of input in an array");
-        if (*p_ == ',') {
-          ++p_;
-          SkipSpace();
-          continue;
-        }
-        if (*p_ == ']') {
-          ++p_;
-          break;
-        }
-        Fail("expected ',' or ']' in an array");
+        Fail(object ? "expected ',' or '}' in an object" : "expected ',' or ']' in an array");
       }
     }
     doc_.nodes_[i].count = count;

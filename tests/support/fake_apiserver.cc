@@ -4,6 +4,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -1419,6 +1420,15 @@ Status FakeApiServer::Start() {
     s.Handle(req, res);
     return httplib::Server::HandlerResponse::Handled;
   });
+  // httplib listens with a backlog of 5 (compiled into Debian's libcpp-httplib): a client opening
+  // a dozen connections at once (gpuattr's first cycle, scrape.concurrency 16) overflowed it, the
+  // kernel dropped SYNs and their connects waited out TCP's 1 s retransmit. A real apiserver
+  // listens with the system's maximum; so does the fake: listen() again on the bound socket.
+  int listen_fd = -1;
+  s.server->set_socket_options([&listen_fd](socket_t sock) {
+    httplib::default_socket_options(sock);
+    listen_fd = sock;
+  });
   if (s.options.port == 0) {
     s.port = s.server->bind_to_any_port(s.options.host);
   } else {
@@ -1427,6 +1437,8 @@ Status FakeApiServer::Start() {
   if (s.port <= 0)
     return MakeError(ErrorCode::kUnavailable, "fake apiserver: cannot listen on " + s.options.host +
                                                   ":" + std::to_string(s.options.port));
+  s.server->set_socket_options(httplib::default_socket_options);  // the lambda's capture dies here
+  if (listen_fd >= 0) ::listen(listen_fd, SOMAXCONN);
   {
     std::lock_guard lk(s.mu);
     s.stopping = false;
