@@ -47,41 +47,52 @@ const typename Map::mapped_type* Find(const Map& m, const std::string& key) {
   return it == m.end() ? nullptr : &it->second;
 }
 
-}  // namespace
-
-NodeView BuildNodes(const kube::ClusterObjects& objects,
-                    const attribution::Attribution& attribution, const DraView& dra,
-                    const std::vector<PodRequest>& holders) {
+// The GPU nodes: those advertising an nvidia.com/ resource, publishing DRA devices, or with a
+// device an exporter saw.
+std::set<std::string> GpuNodeNames(const kube::ClusterObjects& objects,
+                                   const attribution::Attribution& attribution,
+                                   const DraView& dra) {
   std::set<std::string> names;
   for (const auto& [name, node] : objects.nodes)
     if (AdvertisesNvidia(node)) names.insert(name);
   for (const auto& [name, devices] : dra.node_devices) names.insert(name);
   for (const attribution::Device& d : attribution.devices) names.insert(d.id.node);
+  return names;
+}
 
-  // node → resource → held by its pods: devices (for the node's device total), and every
-  // resource in its own units (for the per-resource series).
-  std::map<std::string, ResourceCounts> held_devices, requested;
+// node → resource → held by its pods: devices (for the node's device total), and every
+// resource in its own units (for the per-resource series).
+struct HeldPerNode {
+  std::map<std::string, ResourceCounts> devices, requested;
+};
+
+HeldPerNode HeldByPods(const std::vector<PodRequest>& holders, const DraView& dra) {
+  HeldPerNode held;
   for (const PodRequest& p : holders) {
     for (const auto& [resource, count] : p.requested)
       if (IsTrackedResource(resource)) {
-        held_devices[p.node][resource] += count;
-        requested[p.node][resource] += count;
+        held.devices[p.node][resource] += count;
+        held.requested[p.node][resource] += count;
       }
-    for (const auto& [resource, count] : p.replicas) requested[p.node][resource] += count;
+    for (const auto& [resource, count] : p.replicas) held.requested[p.node][resource] += count;
   }
   for (const auto& [node, counts] : dra.node_allocated)
     for (const auto& [resource, count] : counts) {
-      held_devices[node][resource] += count;
-      requested[node][resource] += count;
+      held.devices[node][resource] += count;
+      held.requested[node][resource] += count;
     }
+  return held;
+}
 
-  // Devices seen and busy per node, in one pass over the devices (not one per node).
+struct Seen {
+  size_t seen = 0, busy = 0;
+};
+
+// Devices seen and busy per node, in one pass over the devices (not one per node).
+std::map<std::string_view, Seen> SeenPerNode(const attribution::Attribution& attribution) {
   std::vector<bool> linked(attribution.devices.size(), false);  // a pod is on the device
   for (const attribution::PodDevice& link : attribution.pod_devices)
     if (link.device < linked.size()) linked[link.device] = true;
-  struct Seen {
-    size_t seen = 0, busy = 0;
-  };
   std::map<std::string_view, Seen> seen;
   for (size_t i = 0; i < attribution.devices.size(); ++i) {
     const attribution::Device& d = attribution.devices[i];
@@ -90,30 +101,69 @@ NodeView BuildNodes(const kube::ClusterObjects& objects,
     const bool has_pod = linked[i] || (d.pods && *d.pods > 0);
     if (has_pod || (d.utilization && *d.utilization >= kBusyUtilization)) ++s.busy;
   }
+  return seen;
+}
 
+// A node's tracked resources as its Node object lists them, DRA devices added to both.
+struct NodeResources {
+  ResourceCounts allocatable, capacity;
+};
+
+// Fills the device totals of `n` from its Node object and DRA devices; returns the resources.
+NodeResources AddNodeObjectTotals(const kube::Node& node, const ResourceCounts* dra_devices,
+                                  NodeAllocation& n) {
+  NodeResources r;
+  r.capacity = Tracked(node.capacity);
+  r.allocatable = Tracked(node.allocatable);
+  n.capacity = DeviceTotal(node, r.capacity);
+  n.allocatable = DeviceTotal(node, r.allocatable);
+  if (dra_devices)
+    for (const auto& [resource, count] : *dra_devices) {
+      r.capacity[resource] += count;  // DRA devices count in both (DESIGN section 5)
+      r.allocatable[resource] += count;
+      *n.capacity += count;
+      *n.allocatable += count;
+    }
+  n.unhealthy = std::max<int64_t>(0, *n.capacity - *n.allocatable);
+  return r;
+}
+
+// One series per resource the node offers or its pods hold, sorted by resource.
+void AddResourceSeries(const std::string& name, const NodeResources& offered,
+                       const ResourceCounts* held, std::vector<NodeResource>& out) {
+  std::set<std::string> resources;
+  for (const auto& [resource, count] : offered.allocatable) resources.insert(resource);
+  for (const auto& [resource, count] : offered.capacity) resources.insert(resource);
+  if (held)
+    for (const auto& [resource, count] : *held) resources.insert(resource);
+  for (const std::string& resource : resources) {
+    NodeResource r;
+    r.node = name;
+    r.resource = resource;
+    if (auto it = offered.allocatable.find(resource); it != offered.allocatable.end())
+      r.allocatable = it->second;
+    if (held)
+      if (auto it = held->find(resource); it != held->end()) r.requested = it->second;
+    r.free = std::max<int64_t>(0, r.allocatable - r.requested);
+    out.push_back(std::move(r));
+  }
+}
+
+}  // namespace
+
+NodeView BuildNodes(const kube::ClusterObjects& objects,
+                    const attribution::Attribution& attribution, const DraView& dra,
+                    const std::vector<PodRequest>& holders) {
+  const HeldPerNode held = HeldByPods(holders, dra);
+  const std::map<std::string_view, Seen> seen = SeenPerNode(attribution);
   NodeView view;
-  for (const std::string& name : names) {
+  for (const std::string& name : GpuNodeNames(objects, attribution, dra)) {
     NodeAllocation n;
     n.node = name;
-    ResourceCounts allocatable, capacity;
-    const ResourceCounts* dra_devices = Find(dra.node_devices, name);
+    NodeResources offered;
     const kube::Node* node = objects.FindNode(name);
-    if (node) {
-      capacity = Tracked(node->capacity);
-      allocatable = Tracked(node->allocatable);
-      n.capacity = DeviceTotal(*node, capacity);
-      n.allocatable = DeviceTotal(*node, allocatable);
-      if (dra_devices)
-        for (const auto& [resource, count] : *dra_devices) {
-          capacity[resource] += count;  // DRA devices count in both (DESIGN section 5)
-          allocatable[resource] += count;
-          *n.capacity += count;
-          *n.allocatable += count;
-        }
-      n.unhealthy = std::max<int64_t>(0, *n.capacity - *n.allocatable);
-    }
-    const ResourceCounts* held = Find(requested, name);
-    if (const ResourceCounts* devices = Find(held_devices, name))
+    if (node) offered = AddNodeObjectTotals(*node, Find(dra.node_devices, name), n);
+    if (const ResourceCounts* devices = Find(held.devices, name))
       n.requested = HeldDevices(*devices);
     if (auto it = seen.find(name); it != seen.end()) {
       n.seen = it->second.seen;
@@ -122,23 +172,7 @@ NodeView BuildNodes(const kube::ClusterObjects& objects,
     view.nodes.push_back(std::move(n));
     // Without the Node object its extended resources are unknown: no per-resource series (a
     // fake allocatable 0 would claim the node has nothing).
-    if (!node) continue;
-
-    std::set<std::string> resources;
-    for (const auto& [resource, count] : allocatable) resources.insert(resource);
-    for (const auto& [resource, count] : capacity) resources.insert(resource);
-    if (held)
-      for (const auto& [resource, count] : *held) resources.insert(resource);
-    for (const std::string& resource : resources) {
-      NodeResource r;
-      r.node = name;
-      r.resource = resource;
-      if (auto it = allocatable.find(resource); it != allocatable.end()) r.allocatable = it->second;
-      if (held)
-        if (auto it = held->find(resource); it != held->end()) r.requested = it->second;
-      r.free = std::max<int64_t>(0, r.allocatable - r.requested);
-      view.node_resources.push_back(std::move(r));
-    }
+    if (node) AddResourceSeries(name, offered, Find(held.requested, name), view.node_resources);
   }
   return view;
 }
