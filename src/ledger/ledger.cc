@@ -50,6 +50,121 @@ void Energy24h(const NamespaceRecord& ns, double now, NamespaceLedger& out) {
   out.energy_24h_joules = std::max(0.0, ns.joules - base);
 }
 
+// The namespace has a pod holding a counter at `now` (its retention counts from the last such).
+void TouchNamespace(LedgerState& state, const std::string& ns, double now) {
+  NamespaceRecord& n = state.namespaces[ns];
+  n.last_seen_unix = std::max(n.last_seen_unix, now);
+}
+
+// Idle continues the previous run (unless a gap broke it) or starts one; busy ends it; unknown
+// leaves it as it was.
+void ContinueIdleRun(const std::optional<bool>& idle, const PodRecord* prev, double now,
+                     double max_gap, PodRecord& rec) {
+  if (idle == true) {
+    const bool keep = prev && prev->idle_since_unix && *prev->idle_since_unix <= now &&
+                      WithinGap(prev->last_idle_unix, now, max_gap);
+    rec.idle_since_unix = keep ? *prev->idle_since_unix : now;
+    rec.last_idle_unix = now;
+  } else if (!idle && prev) {  // unknown: the run neither grows nor ends
+    rec.idle_since_unix = prev->idle_since_unix;
+    rec.last_idle_unix = prev->last_idle_unix;
+  }
+}
+
+// Integrates a known power since the last known one (trapezoid, within max_gap) into the pod's
+// counter; returns the joules accrued, if any.
+std::optional<double> AccruePower(const std::optional<double>& power, double now, double max_gap,
+                                  PodRecord& rec) {
+  if (!power) return std::nullopt;
+  std::optional<double> accrued;
+  if (!rec.joules) rec.joules = 0;
+  if (rec.last_power_watts && rec.last_power_unix && now > *rec.last_power_unix &&
+      now - *rec.last_power_unix <= max_gap) {
+    accrued = (*rec.last_power_watts + *power) / 2 * (now - *rec.last_power_unix);
+    *rec.joules += *accrued;
+  }
+  rec.last_power_watts = power;
+  rec.last_power_unix = now;
+  return accrued;
+}
+
+// An attributed pod's record after this cycle, continuing its last one when it is the same pod;
+// what it accrued goes to its namespace too.
+PodRecord RecordPod(LedgerState& state, const attribution::Pod& p, const std::string& uid,
+                    double now, double max_gap) {
+  auto old = state.pods.find(p.id);
+  const PodRecord* prev = nullptr;
+  if (old != state.pods.end() && SamePod(old->second, p.node, uid)) prev = &old->second;
+
+  PodRecord rec;
+  rec.node = p.node;
+  rec.uid = !uid.empty() ? uid : prev ? prev->uid : std::string();
+  ContinueIdleRun(p.idle, prev, now, max_gap, rec);
+  if (prev) {
+    rec.joules = prev->joules;
+    rec.last_power_watts = prev->last_power_watts;
+    rec.last_power_unix = prev->last_power_unix;
+  }
+  if (std::optional<double> joules = AccruePower(p.power_watts, now, max_gap, rec))
+    state.namespaces[p.id.namespace_].joules += *joules;
+  if (rec.joules) TouchNamespace(state, p.id.namespace_, now);
+  return rec;
+}
+
+PodLedger AttributedPodView(const attribution::Pod& p, const PodRecord& rec, double now) {
+  PodLedger out;
+  out.id = p.id;
+  out.node = p.node;
+  out.idle = p.idle;
+  if (p.idle) out.idle_seconds = rec.idle_since_unix ? now - *rec.idle_since_unix : 0.0;
+  out.energy_joules = rec.joules;
+  return out;
+}
+
+// Pods still in the cluster (the same UID) but not attributed this cycle are unknown: their
+// record stays as it was (idle run, counter, last power). The others left: dropped, their
+// joules stay in the namespace.
+void KeepUnattributedPods(LedgerState& state, const PodUids& in_cluster, double now,
+                          std::map<kube::PodId, PodRecord>& pods, std::vector<PodLedger>& view) {
+  for (auto& [id, old] : state.pods) {
+    if (pods.count(id)) continue;
+    auto now_there = in_cluster.find(id);
+    if (now_there == in_cluster.end() ||
+        (!old.uid.empty() && !now_there->second.empty() && old.uid != now_there->second))
+      continue;
+    if (old.joules) {
+      TouchNamespace(state, id.namespace_, now);
+      view.push_back(PodLedger{id, old.node, std::nullopt, std::nullopt, old.joules});
+    }
+    PodRecord kept = old;
+    if (kept.uid.empty()) kept.uid = now_there->second;
+    pods.emplace(id, std::move(kept));
+  }
+}
+
+void ForgetStaleNamespaces(std::map<std::string, NamespaceRecord>& namespaces, double now,
+                           double retention) {
+  for (auto it = namespaces.begin(); it != namespaces.end();) {
+    if (now - it->second.last_seen_unix > retention)
+      it = namespaces.erase(it);
+    else
+      ++it;
+  }
+}
+
+// Every namespace's counter and its energy over the last 24 h (its marks updated first).
+std::vector<NamespaceLedger> NamespaceViews(std::map<std::string, NamespaceRecord>& namespaces,
+                                            double now, double mark_every) {
+  std::vector<NamespaceLedger> out;
+  for (auto& [name, ns] : namespaces) {
+    UpdateMarks(ns, now, mark_every);
+    NamespaceLedger view{name, ns.joules};
+    Energy24h(ns, now, view);
+    out.push_back(std::move(view));
+  }
+  return out;
+}
+
 }  // namespace
 
 Ledger::Ledger(LedgerParams params, LedgerState initial)
@@ -57,97 +172,21 @@ Ledger::Ledger(LedgerParams params, LedgerState initial)
 
 LedgerView Ledger::Record(const attribution::Attribution& a, double now,
                           const PodUids* in_cluster) {
-  const double max_gap = params_.max_gap_seconds;
   LedgerView view;
   view.cluster = a.cluster;
   view.recorded_unix = now;
-  auto touch_namespace = [&](const std::string& ns) {
-    NamespaceRecord& n = state_.namespaces[ns];
-    n.last_seen_unix = std::max(n.last_seen_unix, now);
-  };
-
   std::map<kube::PodId, PodRecord> pods;
   for (const attribution::Pod& p : a.pods) {
-    const std::string uid = UidOf(in_cluster, p.id);
-    auto old = state_.pods.find(p.id);
-    const PodRecord* prev = nullptr;
-    if (old != state_.pods.end() && SamePod(old->second, p.node, uid)) prev = &old->second;
-
-    PodRecord rec;
-    rec.node = p.node;
-    rec.uid = !uid.empty() ? uid : prev ? prev->uid : std::string();
-    if (p.idle == true) {
-      const bool keep = prev && prev->idle_since_unix && *prev->idle_since_unix <= now &&
-                        WithinGap(prev->last_idle_unix, now, max_gap);
-      rec.idle_since_unix = keep ? *prev->idle_since_unix : now;
-      rec.last_idle_unix = now;
-    } else if (!p.idle && prev) {  // unknown: the run neither grows nor ends
-      rec.idle_since_unix = prev->idle_since_unix;
-      rec.last_idle_unix = prev->last_idle_unix;
-    }
-    if (prev) {
-      rec.joules = prev->joules;
-      rec.last_power_watts = prev->last_power_watts;
-      rec.last_power_unix = prev->last_power_unix;
-    }
-    if (p.power_watts) {
-      if (!rec.joules) rec.joules = 0;
-      if (rec.last_power_watts && rec.last_power_unix && now > *rec.last_power_unix &&
-          now - *rec.last_power_unix <= max_gap) {
-        const double joules =
-            (*rec.last_power_watts + *p.power_watts) / 2 * (now - *rec.last_power_unix);
-        *rec.joules += joules;
-        state_.namespaces[p.id.namespace_].joules += joules;
-      }
-      rec.last_power_watts = p.power_watts;
-      rec.last_power_unix = now;
-    }
-    if (rec.joules) touch_namespace(p.id.namespace_);
-
-    PodLedger out;
-    out.id = p.id;
-    out.node = p.node;
-    out.idle = p.idle;
-    if (p.idle) out.idle_seconds = rec.idle_since_unix ? now - *rec.idle_since_unix : 0.0;
-    out.energy_joules = rec.joules;
-    view.pods.push_back(std::move(out));
+    PodRecord rec = RecordPod(state_, p, UidOf(in_cluster, p.id), now, params_.max_gap_seconds);
+    view.pods.push_back(AttributedPodView(p, rec, now));
     pods.emplace(p.id, std::move(rec));
   }
-  // Pods still in the cluster (the same UID) but not attributed this cycle are unknown: their
-  // record stays as it was (idle run, counter, last power). The others left: dropped, their
-  // joules stay in the namespace.
-  if (in_cluster) {
-    for (auto& [id, old] : state_.pods) {
-      if (pods.count(id)) continue;
-      auto now_there = in_cluster->find(id);
-      if (now_there == in_cluster->end() ||
-          (!old.uid.empty() && !now_there->second.empty() && old.uid != now_there->second))
-        continue;
-      if (old.joules) {
-        touch_namespace(id.namespace_);
-        view.pods.push_back(PodLedger{id, old.node, std::nullopt, std::nullopt, old.joules});
-      }
-      PodRecord kept = old;
-      if (kept.uid.empty()) kept.uid = now_there->second;
-      pods.emplace(id, std::move(kept));
-    }
-  }
+  if (in_cluster) KeepUnattributedPods(state_, *in_cluster, now, pods, view.pods);
   std::sort(view.pods.begin(), view.pods.end(),
             [](const PodLedger& x, const PodLedger& y) { return x.id < y.id; });
   state_.pods = std::move(pods);
-
-  for (auto it = state_.namespaces.begin(); it != state_.namespaces.end();) {
-    if (now - it->second.last_seen_unix > params_.namespace_retention_seconds)
-      it = state_.namespaces.erase(it);
-    else
-      ++it;
-  }
-  for (auto& [name, ns] : state_.namespaces) {
-    UpdateMarks(ns, now, params_.energy_mark_seconds);
-    NamespaceLedger out{name, ns.joules};
-    Energy24h(ns, now, out);
-    view.namespaces.push_back(std::move(out));
-  }
+  ForgetStaleNamespaces(state_.namespaces, now, params_.namespace_retention_seconds);
+  view.namespaces = NamespaceViews(state_.namespaces, now, params_.energy_mark_seconds);
   state_.last_cycle_unix = now;
   return view;
 }
