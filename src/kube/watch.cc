@@ -59,6 +59,58 @@ Error StatusEventError(JsonValue status, const std::string& resource, const std:
                            std::to_string(code) + ")" + (message.empty() ? "" : ": " + message));
 }
 
+using Steady = std::chrono::steady_clock;
+
+double SecondsSince(Steady::time_point t) {
+  return std::chrono::duration<double>(Steady::now() - t).count();
+}
+
+// Where a LIST's time goes (debug log): blocked on the apiserver, parsing, decoding.
+struct ListTally {
+  Steady::time_point started = Steady::now();
+  double fetch_wait = 0, parse_seconds = 0, decode_seconds = 0;
+  size_t bytes = 0, objects = 0;
+  int pages = 0;
+};
+
+void LogListed(const std::string& cluster, const std::string& resource, const ListTally& tally,
+               Steady::time_point store_started) {
+  log::Debug("listed", {{"cluster", cluster},
+                        {"resource", resource},
+                        {"objects", tally.objects},
+                        {"pages", tally.pages},
+                        {"bytes", tally.bytes},
+                        {"seconds", SecondsSince(tally.started)},
+                        {"apiserver_wait_seconds", tally.fetch_wait},
+                        {"parse_seconds", tally.parse_seconds},
+                        {"decode_seconds", tally.decode_seconds},
+                        {"store_seconds", SecondsSince(store_started)}});
+}
+
+// One LIST page; `items` points into the document it was loaded into.
+struct ListPage {
+  JsonValue items;
+  std::string resource_version;
+  std::string cont;
+};
+
+// Loads one LIST response into `doc` (one for every page: its buffers are reused); the error's
+// message says why it is not a list.
+Result<ListPage> LoadListPage(std::string body, JsonDocument& doc, ListTally& tally) {
+  tally.bytes += body.size();
+  const auto t = Steady::now();
+  Status parsed = doc.Load(std::move(body));
+  tally.parse_seconds += SecondsSince(t);
+  JsonValue list = doc.Root();
+  JsonValue items = list.Find("items");
+  std::string malformed = !parsed.ok()                            ? parsed.message()
+                          : !list.is_object()                     ? "not a JSON object"
+                          : !items.is_null() && !items.is_array() ? "\"items\" is not an array"
+                                                                  : "";
+  if (!malformed.empty()) return MakeError(ErrorCode::kInvalidArgument, malformed);
+  return ListPage{items, MetaString(list, "resourceVersion"), MetaString(list, "continue")};
+}
+
 }  // namespace
 
 bool WatchStreamDecoder::Feed(std::string_view chunk, const EventFn& on_event) {
@@ -167,6 +219,11 @@ bool ListWatcher::SetError(const Status& s) {
   return changed;
 }
 
+void ListWatcher::Count(uint64_t WatchStatus::*requests) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++(status_.*requests);
+}
+
 void ListWatcher::SetDecodeError(const Status& s) {
   std::lock_guard<std::mutex> lock(mu_);
   ++status_.decode_errors;
@@ -229,101 +286,31 @@ void ListWatcher::Run(const StopSignal& stop) {
   }
 }
 
-Status ListWatcher::List(const StopSignal& stop) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    ++status_.lists;
-  }
-  target_.BeginList();
-  std::string cont;
-  std::string rv;
-  uint64_t decode_errors = 0;
-  constexpr int kMaxPages = 100000;  // a bound, far beyond any real cluster
-  auto fetch = [&](const std::string& token) {
-    GetOptions opts;
-    opts.timeout = options_.list_timeout;
-    opts.stop = &stop;
-    return client_.Get(ListPath(spec_.list_path, options_.page_limit, token), opts);
-  };
-  // Where a LIST's time goes (debug log): blocked on the apiserver, parsing, decoding.
-  using Steady = std::chrono::steady_clock;
-  const auto started = Steady::now();
-  double fetch_wait = 0, parse_seconds = 0, decode_seconds = 0;
-  size_t bytes = 0, objects = 0;
-  auto seconds_since = [](Steady::time_point t) {
-    return std::chrono::duration<double>(Steady::now() - t).count();
-  };
-  auto t = Steady::now();
-  auto r = fetch(cont);
-  fetch_wait += seconds_since(t);
-  int pages = 0;
-  JsonDocument doc;  // one for every page: its buffers are reused
-  for (int page = 0;; ++page) {
-    pages = page + 1;
-    if (page >= kMaxPages) {
-      target_.EndList(false);
-      return MakeError(ErrorCode::kInternal, "list " + spec_.resource + ": too many pages");
-    }
-    if (!r.ok()) {
-      target_.EndList(false);
-      return r.error();
-    }
-    bytes += r->body.size();
-    t = Steady::now();
-    Status parsed = doc.Load(std::move(r->body));
-    parse_seconds += seconds_since(t);
-    JsonValue list = doc.Root();
-    JsonValue items = list.Find("items");
-    std::string malformed = !parsed.ok()                            ? parsed.message()
-                            : !list.is_object()                     ? "not a JSON object"
-                            : !items.is_null() && !items.is_array() ? "\"items\" is not an array"
-                                                                    : "";
-    if (!malformed.empty()) {
-      target_.EndList(false);
-      return MakeError(ErrorCode::kInvalidArgument, "list " + spec_.resource + " on cluster \"" +
-                                                        client_.ClusterName() +
-                                                        "\": malformed response: " + malformed);
-    }
-    rv = MetaString(list, "resourceVersion");
-    cont = MetaString(list, "continue");
-    // The next page is requested while this one is decoded: the apiserver's work and ours
-    // overlap (the first cycle waits for every page).
-    std::future<Result<Response>> next;
-    if (!cont.empty() && !stop.stopped()) next = std::async(std::launch::async, fetch, cont);
-    t = Steady::now();
-    objects += items.size();
-    for (JsonValue item : items.Elements()) {
-      Status s = target_.AddListed(item);
-      if (!s.ok()) {
-        if (decode_errors++ == 0) {
-          log::Warn("skipping object",
-                    {{"cluster", client_.ClusterName()}, {"error", s.message()}});
-        }
-        SetDecodeError(s);
+Result<Response> ListWatcher::FetchListPage(const StopSignal& stop, const std::string& cont) {
+  GetOptions opts;
+  opts.timeout = options_.list_timeout;
+  opts.stop = &stop;
+  return client_.Get(ListPath(spec_.list_path, options_.page_limit, cont), opts);
+}
+
+Status ListWatcher::AbortList(Status why) {
+  target_.EndList(false);
+  return why;
+}
+
+void ListWatcher::AddListedItems(JsonValue items, uint64_t& decode_errors) {
+  for (JsonValue item : items.Elements()) {
+    Status s = target_.AddListed(item);
+    if (!s.ok()) {
+      if (decode_errors++ == 0) {
+        log::Warn("skipping object", {{"cluster", client_.ClusterName()}, {"error", s.message()}});
       }
+      SetDecodeError(s);
     }
-    decode_seconds += seconds_since(t);
-    if (cont.empty()) break;
-    if (stop.stopped()) {
-      target_.EndList(false);
-      return MakeError(ErrorCode::kUnavailable, "stopped");
-    }
-    t = Steady::now();
-    r = next.valid() ? next.get() : fetch(cont);
-    fetch_wait += seconds_since(t);
   }
-  t = Steady::now();
-  target_.EndList(true);
-  log::Debug("listed", {{"cluster", client_.ClusterName()},
-                        {"resource", spec_.resource},
-                        {"objects", objects},
-                        {"pages", pages},
-                        {"bytes", bytes},
-                        {"seconds", seconds_since(started)},
-                        {"apiserver_wait_seconds", fetch_wait},
-                        {"parse_seconds", parse_seconds},
-                        {"decode_seconds", decode_seconds},
-                        {"store_seconds", seconds_since(t)}});
+}
+
+void ListWatcher::MarkListed(const std::string& rv) {
   rv_ = rv;
   std::lock_guard<std::mutex> lock(mu_);
   status_.synced = true;
@@ -332,14 +319,60 @@ Status ListWatcher::List(const StopSignal& stop) {
   status_.last_sync_unix =
       std::chrono::duration_cast<std::chrono::seconds>(client_.clock().WallNow().time_since_epoch())
           .count();
+}
+
+Status ListWatcher::List(const StopSignal& stop) {
+  Count(&WatchStatus::lists);
+  target_.BeginList();
+  constexpr int kMaxPages = 100000;  // a bound, far beyond any real cluster
+  std::string cont;
+  std::string rv;
+  uint64_t decode_errors = 0;
+  ListTally tally;
+  auto t = Steady::now();
+  Result<Response> r = FetchListPage(stop, cont);
+  tally.fetch_wait += SecondsSince(t);
+  JsonDocument doc;  // one for every page: its buffers are reused
+  for (int page = 0;; ++page) {
+    tally.pages = page + 1;
+    if (page >= kMaxPages)
+      return AbortList(
+          MakeError(ErrorCode::kInternal, "list " + spec_.resource + ": too many pages"));
+    if (!r.ok()) return AbortList(r.error());
+    Result<ListPage> loaded = LoadListPage(std::move(r->body), doc, tally);
+    if (!loaded.ok()) {
+      return AbortList(MakeError(ErrorCode::kInvalidArgument,
+                                 "list " + spec_.resource + " on cluster \"" +
+                                     client_.ClusterName() +
+                                     "\": malformed response: " + loaded.error().message));
+    }
+    rv = std::move(loaded->resource_version);
+    cont = std::move(loaded->cont);
+    // The next page is requested while this one is decoded: the apiserver's work and ours
+    // overlap (the first cycle waits for every page).
+    std::future<Result<Response>> next;
+    if (!cont.empty() && !stop.stopped())
+      next =
+          std::async(std::launch::async, [this, &stop, cont] { return FetchListPage(stop, cont); });
+    t = Steady::now();
+    tally.objects += loaded->items.size();
+    AddListedItems(loaded->items, decode_errors);
+    tally.decode_seconds += SecondsSince(t);
+    if (cont.empty()) break;
+    if (stop.stopped()) return AbortList(MakeError(ErrorCode::kUnavailable, "stopped"));
+    t = Steady::now();
+    r = next.valid() ? next.get() : FetchListPage(stop, cont);
+    tally.fetch_wait += SecondsSince(t);
+  }
+  t = Steady::now();
+  target_.EndList(true);
+  LogListed(client_.ClusterName(), spec_.resource, tally, t);
+  MarkListed(rv);
   return Status::Ok();
 }
 
 Status ListWatcher::Watch(const StopSignal& stop, bool& got_events) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    ++status_.watches;
-  }
+  Count(&WatchStatus::watches);
   WatchStreamDecoder decoder;
   Status event_error;
   uint64_t decode_errors = 0;

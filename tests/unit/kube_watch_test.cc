@@ -185,6 +185,42 @@ TEST(ListWatcher, AbortsAFailedListAndReportsTheError) {
   EXPECT_EQ(clock.Sleeps().size(), 1u);  // one backoff between the two LISTs
 }
 
+// A LIST answer that is not a list aborts the LIST with an error that says why; the next LIST
+// starts afresh after the backoff.
+TEST(ListWatcher, AMalformedListPageAbortsTheListAndSaysWhy) {
+  auto transport = std::make_shared<FakeTransport>("prod");
+  FakeClock clock;
+  clock.SetBlockingSleeps(true);
+  ApiClientOptions o;
+  o.clock = &clock;
+  o.max_attempts = 1;
+  ApiClient client(transport, o);
+  transport->Enqueue("/api/v1/nodes?limit", FakeReply::Json("[1]"));
+  transport->Enqueue("/api/v1/nodes?limit", FakeReply::Json(R"({"items":{}})"));
+  transport->SetDefault("/api/v1/nodes?limit", FakeReply::Json(R"({"items":[
+                                                  {"metadata":{"name":"a"}}]})"));
+  transport->SetDefault("/api/v1/nodes?watch", FakeReply::Blocking());
+  RecordingTarget target;
+  ListWatcher w(client, {"nodes", "/api/v1/nodes"}, target);
+  StopSignal stop;
+  std::thread t([&] { w.Run(stop); });
+  const std::string prefix = "list nodes on cluster \"prod\": malformed response: ";
+  for (const std::string why : {"not a JSON object", "\"items\" is not an array"}) {
+    // The backoff after this LIST holds the watcher still (the last one may still be waking).
+    ASSERT_TRUE(Eventually([&] {
+      return clock.BlockedSleepers() == 1 && w.status().last_error == prefix + why;
+    })) << w.status().last_error;
+    EXPECT_EQ(w.status().last_error_code, ErrorCode::kInvalidArgument);
+    clock.Advance(std::chrono::minutes(10));
+  }
+  ASSERT_TRUE(Eventually([&] { return w.status().synced; }));
+  stop.Stop();
+  t.join();
+  EXPECT_EQ(target.Log(), (std::vector<std::string>{"begin", "abort", "begin", "abort", "begin",
+                                                    "item:a", "end"}));
+  EXPECT_EQ(w.status().lists, 3u);
+}
+
 // gpuattr_cluster_up's sync rule reads when the kind was last connected: a LIST, a stream that
 // opened (its 2xx arrived) and stays open, a stream that ended; failed attempts move nothing.
 TEST(ListWatcher, ReportsWhetherItsWatchIsConnectedAndSinceWhen) {

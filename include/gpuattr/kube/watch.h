@@ -116,8 +116,14 @@ class ListWatcher {
   Status List(const StopSignal& stop);
   // Returns OK when the stream ended normally; kGone when a relist is needed.
   Status Watch(const StopSignal& stop, bool& got_events);
+  // LIST's steps.
+  Result<Response> FetchListPage(const StopSignal& stop, const std::string& cont);
+  Status AbortList(Status why);  // discards the LIST in progress
+  void AddListedItems(JsonValue items, uint64_t& decode_errors);
+  void MarkListed(const std::string& rv);
   bool SetError(const Status& s);  // true when the message changed
   void SetDecodeError(const Status& s);
+  void Count(uint64_t WatchStatus::*requests);  // lists or watches
 
   ApiClient& client_;
   ResourceSpec spec_;
