@@ -197,93 +197,109 @@ Result<std::vector<std::string>> ObjectCache::ResolveDraVersions() {
   return *dra_versions_;
 }
 
+namespace {
+
+// The note of a DRA kind the apiserver refuses to list (403): what, where, and the fix.
+std::string ForbiddenNote(const std::string& resource, const std::string& version,
+                          std::chrono::milliseconds retry, const std::string& error) {
+  return "DRA " + resource + " (" + std::string(kDraGroup) + "/" + version +
+         ") not read, retried every " +
+         std::to_string(std::chrono::duration_cast<std::chrono::minutes>(retry).count()) +
+         " min: " + error + "; the ClusterRole gpuattr-reader there grants list and watch on it";
+}
+
+}  // namespace
+
+void ObjectCache::SetDraState(DraKind& kind, DraState state, std::string version, std::string note,
+                              std::string error) {
+  std::lock_guard<std::mutex> lock(mu_);
+  kind.state = state;
+  kind.version = std::move(version);
+  kind.note = std::move(note);
+  kind.resolve_error = std::move(error);
+  synced_cv_.notify_all();
+}
+
+std::vector<std::string> ObjectCache::DraVersionsToTry(DraKind& kind) {
+  Clock& clock = client_->clock();
+  Backoff backoff(options_.watch.backoff, client_->options().random);
+  while (!stop_.stopped()) {
+    auto r = ResolveDraVersions();
+    if (r.ok()) return std::move(*r);
+    SetDraState(kind, DraState::kResolving, "", "", r.error().message);
+    clock.SleepFor(backoff.Next(), &stop_);
+  }
+  return {};
+}
+
+ListWatcher& ObjectCache::DraWatcherAt(DraKind& kind, const std::string& version) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_ptr<ListWatcher>& slot = kind.watchers[version];
+  if (slot == nullptr) {
+    WatchOptions wo = options_.watch;
+    wo.return_on_refusal = true;
+    slot = std::make_unique<ListWatcher>(
+        *client_, ResourceSpec{kind.resource, DraListPath(version, kind.resource)}, *kind.store,
+        wo);
+    slot->OnSynced([this, &kind] {
+      std::lock_guard<std::mutex> inner(mu_);
+      kind.state = DraState::kWatching;  // a grant may have ended a forbidden spell
+      kind.note.clear();
+      synced_cv_.notify_all();
+    });
+  }
+  kind.watcher = slot.get();
+  // A retry after a 403 keeps its note until the LIST succeeds.
+  if (kind.state != DraState::kForbidden) kind.state = DraState::kWatching;
+  kind.version = version;
+  kind.resolve_error.clear();
+  return *slot;
+}
+
+void ObjectCache::WaitOutForbidden(DraKind& kind, const std::string& version,
+                                   const std::string& error) {
+  std::string note = ForbiddenNote(kind.resource, version, options_.dra_forbidden_retry, error);
+  bool first = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    first = kind.state != DraState::kForbidden;
+  }
+  if (first) log::Warn("DRA forbidden", {{"cluster", client_->ClusterName()}, {"note", note}});
+  SetDraState(kind, DraState::kForbidden, version, note, "");
+  client_->clock().SleepFor(options_.dra_forbidden_retry, &stop_);
+  // Ask again at the same version: a grant may have been added meanwhile.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    kind.watcher = nullptr;
+  }
+}
+
 // One DRA kind's life: resolve the versions, then LIST/WATCH at the first that does not answer
 // 404. 404 everywhere: skipped for good (no retries). 403: one note, asked again after
 // dra_forbidden_retry. Other errors are the ListWatcher's usual backoff.
 void ObjectCache::RunDraKind(DraKind& kind) {
-  Clock& clock = client_->clock();
-  Backoff backoff(options_.watch.backoff, client_->options().random);
-  const std::string cluster = client_->ClusterName();
-  auto set = [&](DraState state, std::string version, std::string note, std::string error) {
-    std::lock_guard<std::mutex> lock(mu_);
-    kind.state = state;
-    kind.version = std::move(version);
-    kind.note = std::move(note);
-    kind.resolve_error = std::move(error);
-    synced_cv_.notify_all();
-  };
-  std::vector<std::string> versions;
-  while (!stop_.stopped()) {
-    auto r = ResolveDraVersions();
-    if (r.ok()) {
-      versions = std::move(*r);
-      break;
-    }
-    set(DraState::kResolving, "", "", r.error().message);
-    clock.SleepFor(backoff.Next(), &stop_);
-  }
+  const std::vector<std::string> versions = DraVersionsToTry(kind);
   size_t next = 0;
   while (!stop_.stopped()) {
     if (next >= versions.size()) {
-      log::Info("DRA not served, skipped", {{"cluster", cluster}, {"resource", kind.resource}});
-      set(DraState::kAbsent, "", "", "");
+      log::Info("DRA not served, skipped",
+                {{"cluster", client_->ClusterName()}, {"resource", kind.resource}});
+      SetDraState(kind, DraState::kAbsent, "", "", "");
       return;
     }
     const std::string& version = versions[next];
-    ListWatcher* watcher = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      std::unique_ptr<ListWatcher>& slot = kind.watchers[version];
-      if (slot == nullptr) {
-        WatchOptions wo = options_.watch;
-        wo.return_on_refusal = true;
-        slot = std::make_unique<ListWatcher>(
-            *client_, ResourceSpec{kind.resource, DraListPath(version, kind.resource)}, *kind.store,
-            wo);
-        slot->OnSynced([this, &kind] {
-          std::lock_guard<std::mutex> inner(mu_);
-          kind.state = DraState::kWatching;  // a grant may have ended a forbidden spell
-          kind.note.clear();
-          synced_cv_.notify_all();
-        });
-      }
-      watcher = slot.get();
-      kind.watcher = watcher;
-      // A retry after a 403 keeps its note until the LIST succeeds.
-      if (kind.state != DraState::kForbidden) kind.state = DraState::kWatching;
-      kind.version = version;
-      kind.resolve_error.clear();
-    }
-    watcher->Run(stop_);
+    ListWatcher& watcher = DraWatcherAt(kind, version);
+    watcher.Run(stop_);
     if (stop_.stopped()) return;
-    WatchStatus st = watcher->status();
+    WatchStatus st = watcher.status();
     if (st.last_error.empty()) return;  // listed once and done (keep_watching false)
     if (st.last_error_code == ErrorCode::kNotFound) {
-      set(DraState::kResolving, "", "", "");
+      SetDraState(kind, DraState::kResolving, "", "", "");
       ++next;  // not served at this version: the next one
       continue;
     }
     if (st.last_error_code != ErrorCode::kPermissionDenied) return;  // not reached
-    std::string note = "DRA " + kind.resource + " (" + std::string(kDraGroup) + "/" + version +
-                       ") not read, retried every " +
-                       std::to_string(std::chrono::duration_cast<std::chrono::minutes>(
-                                          options_.dra_forbidden_retry)
-                                          .count()) +
-                       " min: " + st.last_error +
-                       "; the ClusterRole gpuattr-reader there grants list and watch on it";
-    bool first = false;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      first = kind.state != DraState::kForbidden;
-    }
-    if (first) log::Warn("DRA forbidden", {{"cluster", cluster}, {"note", note}});
-    set(DraState::kForbidden, version, note, "");
-    clock.SleepFor(options_.dra_forbidden_retry, &stop_);
-    // Ask again at the same version: a grant may have been added meanwhile.
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      kind.watcher = nullptr;
-    }
+    WaitOutForbidden(kind, version, st.last_error);
   }
 }
 

@@ -187,6 +187,11 @@ TEST(ObjectCacheDra, ForbiddenGivesOneNoteAndWaitsLongBeforeAskingAgain) {
   ASSERT_TRUE(Eventually([&] { return cache.DraSettled(); }));
   DraKindStatus d = h.Status("resourceclaims");
   EXPECT_EQ(d.version, "v1");
+  EXPECT_THAT(d.note,
+              ::testing::StartsWith(
+                  "DRA resourceclaims (resource.k8s.io/v1) not read, retried every 10 min: "));
+  EXPECT_THAT(d.note, ::testing::EndsWith(
+                          "; the ClusterRole gpuattr-reader there grants list and watch on it"));
   EXPECT_THAT(d.note, HasSubstr("cannot list resource \"resourceclaims\""));
   EXPECT_THAT(d.note, HasSubstr("config/kubernetes/clusterrole.yaml"));
   EXPECT_THAT(d.note, HasSubstr("gpuattr-reader"));

@@ -122,6 +122,14 @@ class ObjectCache {
   void AddInformer(std::unique_ptr<Store> store, ResourceSpec spec);
   void AddDraKind(std::unique_ptr<Store> store, std::string resource);
   void RunDraKind(DraKind& kind);
+  // RunDraKind's steps.
+  void SetDraState(DraKind& kind, DraState state, std::string version, std::string note,
+                   std::string error);
+  std::vector<std::string> DraVersionsToTry(DraKind& kind);  // retried until known or stopped
+  // The kind's watcher at `version` (made once, kept for status readers), made the current one.
+  ListWatcher& DraWatcherAt(DraKind& kind, const std::string& version);
+  // A 403: the note (logged once a spell), then a wait of dra_forbidden_retry before asking again.
+  void WaitOutForbidden(DraKind& kind, const std::string& version, const std::string& error);
   // The versions to try, from the group's discovery document (once, shared by the DRA kinds).
   Result<std::vector<std::string>> ResolveDraVersions();
   void Changed();              // under mu_
