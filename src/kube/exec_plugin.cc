@@ -319,8 +319,28 @@ Result<std::string> FindExecutable(const ExecPluginRun& run) {
                    "exec plugin " + Quote(cmd) + " not found in PATH" + where + hint);
 }
 
-Result<ExecCredential> RunExecPlugin(const ExecPluginRun& run) {
-  const std::string who = Who(run);
+std::vector<std::string> BuildExecEnvironment(const ExecPluginRun& run, const char* const* base) {
+  std::vector<std::string> env;
+  auto set = [&env](const std::string& name, const std::string& value) {
+    std::string prefix = name + "=";
+    for (auto& e : env) {
+      if (e.compare(0, prefix.size(), prefix) == 0) {
+        e = prefix + value;
+        return;
+      }
+    }
+    env.push_back(prefix + value);
+  };
+  for (const char* const* e = base; e && *e; ++e) env.emplace_back(*e);
+  for (const auto& [name, value] : run.config.env) set(name, value);
+  set("KUBERNETES_EXEC_INFO", BuildExecInfo(run));
+  return env;
+}
+
+namespace {
+
+// Rejects what gpuattr cannot run: a plugin that wants a terminal, an unknown API version.
+Status CheckRunnable(const ExecPluginRun& run, const std::string& who) {
   if (run.config.interactive_mode == "Always") {
     return MakeError(ErrorCode::kUnauthenticated,
                      who +
@@ -333,33 +353,56 @@ Result<ExecCredential> RunExecPlugin(const ExecPluginRun& run) {
                      who + ": exec.apiVersion " + Quote(run.config.api_version) +
                          " is unsupported (use client.authentication.k8s.io/v1 or v1beta1)");
   }
-  auto exe = FindExecutable(run);
-  if (!exe.ok()) return exe.error();
+  return Status::Ok();
+}
 
+// Pointers to `strings` (which must outlive them), ended by a null, as argv and envp are.
+std::vector<char*> NullTerminated(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+// posix_spawn with stdin from /dev/null, stdout and stderr into the given pipe ends, in a process
+// group of its own. Returns posix_spawn's error number (0: started).
+int Spawn(const std::string& exe, char* const argv[], char* const envp[], int out_fd, int err_fd,
+          pid_t& pid) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
+  posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setpgroup(&attr, 0);
+  // Default signal dispositions in the child even if we ignore SIGPIPE.
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
+  int rc = ::posix_spawn(&pid, exe.c_str(), &actions, &attr, argv, envp);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  return rc;
+}
+
+// A started plugin: its pid and the read ends of its stdout and stderr (the caller closes them).
+struct Child {
+  pid_t pid = 0;
+  int out_fd = -1;
+  int err_fd = -1;
+};
+
+Result<Child> StartPlugin(const std::string& exe, const ExecPluginRun& run,
+                          const std::string& who) {
   // Environment: ours, then the plugin's env entries, then KUBERNETES_EXEC_INFO (later wins).
-  std::vector<std::string> env_strings;
-  auto set_env = [&env_strings](const std::string& name, const std::string& value) {
-    std::string prefix = name + "=";
-    for (auto& e : env_strings) {
-      if (e.compare(0, prefix.size(), prefix) == 0) {
-        e = prefix + value;
-        return;
-      }
-    }
-    env_strings.push_back(prefix + value);
-  };
-  for (char** e = environ; e && *e; ++e) env_strings.emplace_back(*e);
-  for (const auto& [name, value] : run.config.env) set_env(name, value);
-  set_env("KUBERNETES_EXEC_INFO", BuildExecInfo(run));
-  std::vector<char*> envp;
-  for (auto& e : env_strings) envp.push_back(e.data());
-  envp.push_back(nullptr);
-
+  std::vector<std::string> env_strings = BuildExecEnvironment(run, environ);
+  std::vector<char*> envp = NullTerminated(env_strings);
   std::vector<std::string> arg_strings{run.config.command};
   for (const auto& a : run.config.args) arg_strings.push_back(a);
-  std::vector<char*> argv;
-  for (auto& a : arg_strings) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  std::vector<char*> argv = NullTerminated(arg_strings);
 
   int out_pipe[2], err_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
@@ -371,42 +414,24 @@ Result<ExecCredential> RunExecPlugin(const ExecPluginRun& run) {
     ::close(out_pipe[1]);
     return MakeError(ErrorCode::kInternal, who + ": pipe: " + std::strerror(saved));
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setpgroup(&attr, 0);
-  // Default signal dispositions in the child even if we ignore SIGPIPE.
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
-
-  pid_t pid = 0;
-  int rc = ::posix_spawn(&pid, exe->c_str(), &actions, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
+  Child child;
+  int rc = Spawn(exe, argv.data(), envp.data(), out_pipe[1], err_pipe[1], child.pid);
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
   if (rc != 0) {
     ::close(out_pipe[0]);
     ::close(err_pipe[0]);
     return MakeError(ErrorCode::kUnauthenticated,
-                     who + ": cannot start " + *exe + ": " + std::strerror(rc));
+                     who + ": cannot start " + exe + ": " + std::strerror(rc));
   }
+  child.out_fd = out_pipe[0];
+  child.err_fd = err_pipe[0];
+  return child;
+}
 
-  const auto deadline = std::chrono::steady_clock::now() + run.timeout;
-  ChildOutput output;
-  DrainPipes(out_pipe[0], err_pipe[0], deadline, run, output);
-  ::close(out_pipe[0]);
-  ::close(err_pipe[0]);
-  bool killed = false;
-  int status = Reap(pid, deadline, output.timed_out || output.stdout_too_large, killed);
-
+// The credential, or why there is none, from how the plugin ended and what it wrote.
+Result<ExecCredential> PluginOutcome(const ChildOutput& output, int status, bool killed,
+                                     const ExecPluginRun& run, const std::string& who) {
   if (output.timed_out || (killed && !output.stdout_too_large)) {
     return MakeError(ErrorCode::kTimeout, who + " did not finish within " +
                                               FormatDuration(run.timeout) + " and was killed");
@@ -427,6 +452,27 @@ Result<ExecCredential> RunExecPlugin(const ExecPluginRun& run) {
                      who + " exited with code " + std::to_string(WEXITSTATUS(status)) + last);
   }
   return ParseExecCredential(output.out, run.config.api_version, who);
+}
+
+}  // namespace
+
+Result<ExecCredential> RunExecPlugin(const ExecPluginRun& run) {
+  const std::string who = Who(run);
+  Status runnable = CheckRunnable(run, who);
+  if (!runnable.ok()) return runnable;
+  auto exe = FindExecutable(run);
+  if (!exe.ok()) return exe.error();
+  auto child = StartPlugin(*exe, run, who);
+  if (!child.ok()) return child.error();
+
+  const auto deadline = std::chrono::steady_clock::now() + run.timeout;
+  ChildOutput output;
+  DrainPipes(child->out_fd, child->err_fd, deadline, run, output);
+  ::close(child->out_fd);
+  ::close(child->err_fd);
+  bool killed = false;
+  int status = Reap(child->pid, deadline, output.timed_out || output.stdout_too_large, killed);
+  return PluginOutcome(output, status, killed, run, who);
 }
 
 }  // namespace gpuattr::kube

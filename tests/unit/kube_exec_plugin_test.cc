@@ -111,6 +111,24 @@ TEST(ExecInfo, ClusterOnlyWhenProvideClusterInfo) {
               "certificate-authority-data":"UEVN","proxy-url":"http://proxy:3128","config":{"x":1}})"));
 }
 
+// Ours, then the plugin's env, then KUBERNETES_EXEC_INFO: a later entry replaces the first one of
+// its name where it stands (a prefix of another name is not its name); new names are appended.
+TEST(ExecEnvironment, LaterEntriesReplaceEarlierOnesInPlace) {
+  ExecPluginRun run;
+  run.config.api_version = kV1;
+  run.config.env = {{"HOME", "/plugin"},
+                    {"KUBERNETES_EXEC_INFO", "from the kubeconfig"},
+                    {"TOKEN_DIR", "/t"},
+                    {"HOME", "/again"}};
+  const char* ours[] = {"PATH=/bin", "HOME=/root", "HOMEDIR=/x", "HOME=/second", nullptr};
+  const std::string info = "KUBERNETES_EXEC_INFO=" + BuildExecInfo(run);
+  EXPECT_EQ(BuildExecEnvironment(run, ours),
+            (std::vector<std::string>{"PATH=/bin", "HOME=/again", "HOMEDIR=/x", "HOME=/second",
+                                      info, "TOKEN_DIR=/t"}));
+  EXPECT_EQ(BuildExecEnvironment(ExecPluginRun{}, nullptr),
+            (std::vector<std::string>{"KUBERNETES_EXEC_INFO=" + BuildExecInfo(ExecPluginRun{})}));
+}
+
 class ExecRunTest : public ::testing::Test {
  protected:
   void SetUp() override {

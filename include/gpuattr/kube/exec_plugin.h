@@ -39,6 +39,11 @@ struct ExecPluginRun {
 // The KUBERNETES_EXEC_INFO value for `run` (pure).
 std::string BuildExecInfo(const ExecPluginRun& run);
 
+// The plugin's environment (pure): `base` ("NAME=value" entries ended by a null: ours), then
+// the plugin's env entries, then KUBERNETES_EXEC_INFO; a later entry replaces the first earlier
+// one of its name, in place.
+std::vector<std::string> BuildExecEnvironment(const ExecPluginRun& run, const char* const* base);
+
 // Parses a plugin's stdout (pure). `api_version` is what the kubeconfig asked for; `who` names the
 // plugin and user in messages. Messages never quote the output.
 Result<ExecCredential> ParseExecCredential(std::string_view stdout_text,
