@@ -74,6 +74,103 @@ std::string DiagnoseConnect(const std::string& host, int port) {
   return why;
 }
 
+// The request's headers, a User-Agent unless it names one, and the credentials' Authorization.
+httplib::Headers RequestHeaders(const Request& req, const std::string& user_agent,
+                                const std::string& authorization) {
+  httplib::Headers headers;
+  bool has_ua = false;
+  for (const auto& [k, v] : req.headers) {
+    if (ToLower(k) == "user-agent") has_ua = true;
+    headers.emplace(k, v);
+  }
+  if (!has_ua) headers.emplace("User-Agent", user_agent);
+  if (!authorization.empty()) headers.emplace("Authorization", authorization);
+  return headers;
+}
+
+// Receives one response through httplib's callbacks: the status and headers, then the body, kept
+// within max_body_bytes (and, without a sink, the deadline), or, once a stream's 2xx arrived,
+// handed to the sink. A callback that says no ends the transfer (httplib's Error::Canceled); the
+// flags say why.
+class ResponseReader {
+ public:
+  ResponseReader(const Request& req, const ChunkSink* sink,
+                 std::chrono::steady_clock::time_point deadline)
+      : req_(req), sink_(sink), deadline_(deadline) {}
+
+  bool OnResponse(const httplib::Response& r) {
+    TakeStatusAndHeaders(r);
+    auto cl = out_.headers.find("content-length");
+    if (cl != out_.headers.end()) {
+      char* end = nullptr;
+      unsigned long long n = std::strtoull(cl->second.c_str(), &end, 10);
+      if (end != cl->second.c_str() && n > req_.max_body_bytes) {
+        over_cap_ = true;
+        return false;
+      }
+      // Within the cap: one allocation instead of a doubling string (its pages are touched
+      // only as the body arrives).
+      if (end != cl->second.c_str() && !sink_) out_.body.reserve(static_cast<size_t>(n));
+    }
+    // A stream is open once its 2xx status arrived: tell the sink (an empty chunk).
+    if (ToSink() && !(*sink_)(std::string_view())) {
+      sink_stopped_ = true;
+      return false;
+    }
+    return true;
+  }
+
+  bool OnData(const char* data, size_t len) {
+    if (ToSink()) {
+      if (!(*sink_)(std::string_view(data, len))) {
+        sink_stopped_ = true;
+        return false;
+      }
+      return true;
+    }
+    if (out_.body.size() + len > req_.max_body_bytes) {
+      over_cap_ = true;
+      return false;
+    }
+    if (!sink_ && std::chrono::steady_clock::now() > deadline_) {
+      past_deadline_ = true;
+      return false;
+    }
+    out_.body.append(data, len);
+    return true;
+  }
+
+  void TakeStatusAndHeaders(const httplib::Response& r) {
+    out_.status = r.status;
+    for (const auto& [k, v] : r.headers) out_.headers[ToLower(k)] = v;
+  }
+
+  int status() const { return out_.status; }
+  bool over_cap() const { return over_cap_; }
+  bool past_deadline() const { return past_deadline_; }
+  bool sink_stopped() const { return sink_stopped_; }
+  Response Take() { return std::move(out_); }
+
+ private:
+  bool ToSink() const { return sink_ && out_.status >= 200 && out_.status < 300; }
+
+  const Request& req_;
+  const ChunkSink* sink_;
+  std::chrono::steady_clock::time_point deadline_;
+  Response out_;
+  bool over_cap_ = false, past_deadline_ = false, sink_stopped_ = false;
+};
+
+// A pooled keep-alive connection the server closed while it sat idle fails before any response:
+// worth one retry on a new connection (GET is idempotent).
+bool ClosedWhileIdle(bool reused, int status, std::chrono::milliseconds elapsed,
+                     std::chrono::milliseconds timeout, httplib::Error e) {
+  return reused && status == 0 && elapsed < timeout &&
+         (e == httplib::Error::Read || e == httplib::Error::Write ||
+          e == httplib::Error::SSLConnection || e == httplib::Error::Connection ||
+          e == httplib::Error::Unknown);
+}
+
 std::mutex g_warned_mu;
 std::set<std::string> g_warned_insecure;
 
@@ -110,6 +207,9 @@ class HttpTransport final : public Transport {
   Result<Response> Do(const Request& req, const ChunkSink* sink);
   Result<Response> Once(const Request& req, const ChunkSink* sink, const AuthMaterial& auth,
                         bool fresh_connection);
+  bool BeginInFlight(Pooled* p);  // false once cancelled
+  bool EndInFlight(Pooled* p);    // whether Cancel() came meanwhile
+  Error Cancelled(const Request& req) const;
   Error Describe(httplib::Error err, const Pooled& p, std::chrono::milliseconds elapsed,
                  std::chrono::milliseconds timeout) const;
 
@@ -364,6 +464,23 @@ Error HttpTransport::Describe(httplib::Error err, const Pooled& p,
   }
 }
 
+bool HttpTransport::BeginInFlight(Pooled* p) {
+  std::lock_guard<std::mutex> lock(pool_mu_);
+  if (cancelled_) return false;
+  in_flight_.insert(p);
+  return true;
+}
+
+bool HttpTransport::EndInFlight(Pooled* p) {
+  std::lock_guard<std::mutex> lock(pool_mu_);
+  in_flight_.erase(p);
+  return cancelled_;
+}
+
+Error HttpTransport::Cancelled(const Request& req) const {
+  return Fail(ErrorCode::kUnavailable, "GET " + req.path + ": cancelled (shutting down)");
+}
+
 Result<Response> HttpTransport::Once(const Request& req, const ChunkSink* sink,
                                      const AuthMaterial& auth, bool fresh_connection) {
   bool reused = false;
@@ -372,111 +489,41 @@ Result<Response> HttpTransport::Once(const Request& req, const ChunkSink* sink,
   std::unique_ptr<Pooled> p = std::move(*pooled);
   *p->verify = VerifyOutcome{};
   SetTimeouts(*p->client, req.timeout);
-  {
-    std::lock_guard<std::mutex> lock(pool_mu_);
-    if (cancelled_)
-      return Fail(ErrorCode::kUnavailable, "GET " + req.path + ": cancelled (shutting down)");
-    in_flight_.insert(p.get());
-  }
+  if (!BeginInFlight(p.get())) return Cancelled(req);
 
-  httplib::Headers headers;
-  bool has_ua = false;
-  for (const auto& [k, v] : req.headers) {
-    if (ToLower(k) == "user-agent") has_ua = true;
-    headers.emplace(k, v);
-  }
-  if (!has_ua) headers.emplace("User-Agent", options_.user_agent);
-  if (!auth.authorization.empty()) headers.emplace("Authorization", auth.authorization);
-
-  Response out;
-  bool over_cap = false, past_deadline = false, sink_stopped = false;
+  const httplib::Headers headers = RequestHeaders(req, options_.user_agent, auth.authorization);
   const auto start = std::chrono::steady_clock::now();
-  const auto deadline = start + req.timeout;
-  auto on_response = [&](const httplib::Response& r) {
-    out.status = r.status;
-    for (const auto& [k, v] : r.headers) out.headers[ToLower(k)] = v;
-    auto cl = out.headers.find("content-length");
-    if (cl != out.headers.end()) {
-      char* end = nullptr;
-      unsigned long long n = std::strtoull(cl->second.c_str(), &end, 10);
-      if (end != cl->second.c_str() && n > req.max_body_bytes) {
-        over_cap = true;
-        return false;
-      }
-      // Within the cap: one allocation instead of a doubling string (its pages are touched
-      // only as the body arrives).
-      if (end != cl->second.c_str() && !sink) out.body.reserve(static_cast<size_t>(n));
-    }
-    // A stream is open once its 2xx status arrived: tell the sink (an empty chunk).
-    if (sink && out.status >= 200 && out.status < 300 && !(*sink)(std::string_view())) {
-      sink_stopped = true;
-      return false;
-    }
-    return true;
-  };
-  auto on_data = [&](const char* data, size_t len) {
-    bool to_sink = sink && out.status >= 200 && out.status < 300;
-    if (to_sink) {
-      if (!(*sink)(std::string_view(data, len))) {
-        sink_stopped = true;
-        return false;
-      }
-      return true;
-    }
-    if (out.body.size() + len > req.max_body_bytes) {
-      over_cap = true;
-      return false;
-    }
-    if (!sink && std::chrono::steady_clock::now() > deadline) {
-      past_deadline = true;
-      return false;
-    }
-    out.body.append(data, len);
-    return true;
-  };
-
+  ResponseReader reader(req, sink, start + req.timeout);
   ERR_clear_error();
-  httplib::Result res = p->client->Get(base_path_ + req.path, headers, on_response, on_data);
-  bool cancelled = false;
-  {
-    std::lock_guard<std::mutex> lock(pool_mu_);
-    in_flight_.erase(p.get());
-    cancelled = cancelled_;
-  }
+  httplib::Result res = p->client->Get(
+      base_path_ + req.path, headers,
+      [&reader](const httplib::Response& r) { return reader.OnResponse(r); },
+      [&reader](const char* data, size_t len) { return reader.OnData(data, len); });
+  const bool cancelled = EndInFlight(p.get());
   auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - start);
   if (res.error() == httplib::Error::Success) {
-    if (res) {
-      out.status = res->status;
-      for (const auto& [k, v] : res->headers) out.headers[ToLower(k)] = v;
-    }
+    if (res) reader.TakeStatusAndHeaders(*res);
     Release(std::move(p));
-    return out;
+    return reader.Take();
   }
   // A failed client is dropped (its connection state is unknown).
   if (res.error() == httplib::Error::Canceled) {
-    if (sink_stopped) return out;
-    if (over_cap) {
+    if (reader.sink_stopped()) return reader.Take();
+    if (reader.over_cap()) {
       return Fail(ErrorCode::kResourceExhausted,
                   "GET " + req.path + ": the response is larger than the " +
                       std::to_string(req.max_body_bytes) + "-byte limit");
     }
-    if (past_deadline) {
+    if (reader.past_deadline()) {
       return Fail(ErrorCode::kTimeout, "GET " + req.path + ": no complete response within " +
                                            FormatDuration(req.timeout));
     }
   }
-  // A pooled keep-alive connection the server closed while it sat idle fails before any
-  // response: retry once on a new connection (GET is idempotent).
   const httplib::Error e = res.error();
-  if (cancelled)
-    return Fail(ErrorCode::kUnavailable, "GET " + req.path + ": cancelled (shutting down)");
-  if (reused && out.status == 0 && elapsed < req.timeout &&
-      (e == httplib::Error::Read || e == httplib::Error::Write ||
-       e == httplib::Error::SSLConnection || e == httplib::Error::Connection ||
-       e == httplib::Error::Unknown)) {
+  if (cancelled) return Cancelled(req);
+  if (ClosedWhileIdle(reused, reader.status(), elapsed, req.timeout, e))
     return Once(req, sink, auth, true);
-  }
   return Describe(e, *p, elapsed, req.timeout);
 }
 
