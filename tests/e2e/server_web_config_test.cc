@@ -20,11 +20,11 @@
 #include <thread>
 
 #include "gpuattr/app/web_config.h"
-#include "gpuattr/publish/server.h"
+#include "gpuattr/http/server.h"
 #include "support/subprocess.h"
 #include "support/test_certs.h"
 
-namespace gpuattr::publish {
+namespace gpuattr::http {
 namespace {
 
 using gpuattr::testing::WriteUnreachableKubeconfig;
@@ -47,9 +47,9 @@ std::string Bcrypt(const char* password, const char* prefix) {
 
 std::shared_ptr<SnapshotStore> Store() {
   auto store = std::make_shared<SnapshotStore>();
-  auto s = std::make_shared<Snapshot>();
+  auto s = std::make_shared<model::Snapshot>();
   s->complete = true;
-  ClusterSnapshot c;
+  model::ClusterSnapshot c;
   c.cluster = "lab";
   c.latest.up = true;
   c.cycles = 1;
@@ -260,4 +260,4 @@ TEST_F(WebConfigFile, TheBinaryRefusesABadFileWithExitTwo) {
 }
 
 }  // namespace
-}  // namespace gpuattr::publish
+}  // namespace gpuattr::http
