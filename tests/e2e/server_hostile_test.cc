@@ -24,6 +24,9 @@
 namespace gpuattr::http {
 namespace {
 
+using metrics::RenderText;
+using metrics::SnapshotStore;
+
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;

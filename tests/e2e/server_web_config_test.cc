@@ -27,6 +27,8 @@
 namespace gpuattr::http {
 namespace {
 
+using metrics::SnapshotStore;
+
 using gpuattr::testing::WriteUnreachableKubeconfig;
 using ::testing::HasSubstr;
 using ::testing::Not;
