@@ -54,9 +54,9 @@ double CpuSeconds(clockid_t which) {
 
 }  // namespace
 
-publish::RequestCounts ToPublishCounts(const std::vector<kube::RequestCount>& counts) {
-  publish::RequestCounts out;
-  for (const auto& c : counts) out[publish::RequestKey{c.verb, c.resource, c.code}] += c.count;
+model::RequestCounts ToPublishCounts(const std::vector<kube::RequestCount>& counts) {
+  model::RequestCounts out;
+  for (const auto& c : counts) out[model::RequestKey{c.verb, c.resource, c.code}] += c.count;
   return out;
 }
 
@@ -153,8 +153,8 @@ std::string KubeClusterSession::ApiserverSilence(const std::vector<kube::Request
   return AskVersion("all " + std::to_string(proxied) + " proxy GETs failed (" + sample + ")");
 }
 
-publish::CycleResult KubeClusterSession::RunCycle() {
-  publish::CycleResult result;
+model::CycleResult KubeClusterSession::RunCycle() {
+  model::CycleResult result;
   if (!started_ && !stop_.stopped()) {
     cache_->Start();
     started_ = true;
@@ -227,7 +227,7 @@ publish::CycleResult KubeClusterSession::RunCycle() {
       const auto t_stages = Real::now();
       const double stages_cpu_start = CpuSeconds(CLOCK_THREAD_CPUTIME_ID);
       result.output =
-          std::make_shared<const publish::CycleOutput>(RunStages(input, stages_, options_.stages));
+          std::make_shared<const model::CycleOutput>(RunStages(input, stages_, options_.stages));
       const double stages_seconds = seconds_since(t_stages);
       const double stages_cpu = CpuSeconds(CLOCK_THREAD_CPUTIME_ID) - stages_cpu_start;
       const size_t readings = input.readings.size();

@@ -14,8 +14,8 @@
 
 #include "gpuattr/app/memory.h"
 #include "gpuattr/app/shutdown.h"
-#include "gpuattr/publish/families.h"
-#include "gpuattr/publish/outputs.h"
+#include "gpuattr/metrics/families.h"
+#include "gpuattr/report/outputs.h"
 #include "gpuattr/util/log.h"
 #include "gpuattr/util/strings.h"
 
@@ -30,8 +30,8 @@ int ExitCodeFor(const Error& e) {
 // The terminal behind `out`, for --output table: COLUMNS wins (as for ls), then the width of
 // stdout when `out` is it and it is a terminal; no limit otherwise. Colour only on a terminal,
 // never with NO_COLOR set (no-color.org) or TERM=dumb.
-publish::TableOptions TerminalFor(const std::ostream& out) {
-  publish::TableOptions o;
+report::TableOptions TerminalFor(const std::ostream& out) {
+  report::TableOptions o;
   const bool tty = &out == &std::cout && isatty(STDOUT_FILENO) == 1;
   if (const char* cols = std::getenv("COLUMNS"); cols && *cols) {
     char* end = nullptr;
@@ -49,26 +49,25 @@ publish::TableOptions TerminalFor(const std::ostream& out) {
 }
 
 // What --once prints.
-std::string RenderOnce(const Config& config, const publish::Snapshot& snap, std::ostream& out) {
-  if (config.output == OutputFormat::kPrometheus) return publish::RenderText(snap);
-  publish::StatusView view = publish::BuildStatusView(snap, snap.generated_unix_seconds, {});
+std::string RenderOnce(const Config& config, const model::Snapshot& snap, std::ostream& out) {
+  if (config.output == OutputFormat::kPrometheus) return metrics::RenderText(snap);
+  report::StatusView view = report::BuildStatusView(snap, snap.generated_unix_seconds, {});
   switch (config.output) {
     case OutputFormat::kTable:
-      return publish::RenderTable(view, TerminalFor(out));
+      return report::RenderTable(view, TerminalFor(out));
     case OutputFormat::kJson:
-      return publish::RenderSnapshotJson(view);
+      return report::RenderSnapshotJson(view);
     case OutputFormat::kMarkdown:
-      return publish::RenderMarkdown(view);
+      return report::RenderMarkdown(view);
     case OutputFormat::kPrometheus:
       break;
   }
-  return publish::RenderText(snap);
+  return metrics::RenderText(snap);
 }
 
 }  // namespace
 
-void RecordCycle(publish::ClusterSnapshot& c, publish::CycleResult r, double seconds,
-                 double now_unix) {
+void RecordCycle(model::ClusterSnapshot& c, model::CycleResult r, double seconds, double now_unix) {
   c.cycles++;
   c.cycle_duration_seconds = seconds;
   c.last_attempt_unix_seconds = now_unix;
@@ -78,22 +77,15 @@ void RecordCycle(publish::ClusterSnapshot& c, publish::CycleResult r, double sec
   // kept report's exporters were not read this cycle: they are published down (DESIGN 9: stale
   // data is marked by gpuattr_exporter_up 0), the probes as they were.
   if (!r.up) r.output = nullptr;
-  if (!r.discovery && !r.up && c.latest.discovery) {
-    auto kept = std::make_shared<discovery::DiscoveryReport>(*c.latest.discovery);
-    for (discovery::ExporterStatus& e : kept->exporters) {
-      if (!e.up) continue;
-      e.up = false;
-      e.http_status = 0;
-      e.reason = "not scraped: the cluster's cycle failed (see its errors)";
-    }
-    r.discovery = std::move(kept);
-  }
+  if (!r.discovery && !r.up && c.latest.discovery)
+    r.discovery = std::make_shared<const discovery::DiscoveryReport>(discovery::MarkNotScraped(
+        *c.latest.discovery, "not scraped: the cluster's cycle failed (see its errors)"));
   if (!r.discovery) r.discovery = std::move(c.latest.discovery);
   if (!r.output) r.output = std::move(c.latest.output);
   c.latest = std::move(r);
 }
 
-bool DropStale(publish::ClusterSnapshot& c, double now_unix, double stale_after_seconds) {
+bool DropStale(model::ClusterSnapshot& c, double now_unix, double stale_after_seconds) {
   if (!c.latest.output || !c.last_success_unix_seconds) return false;
   if (now_unix - *c.last_success_unix_seconds <= stale_after_seconds) return false;
   c.latest.output = nullptr;
@@ -101,11 +93,11 @@ bool DropStale(publish::ClusterSnapshot& c, double now_unix, double stale_after_
   return true;
 }
 
-CycleLoop::CycleLoop(SessionList sessions, std::shared_ptr<publish::SnapshotStore> store,
+CycleLoop::CycleLoop(SessionList sessions, std::shared_ptr<metrics::SnapshotStore> store,
                      Clock& clock, LoopOptions options)
     : sessions_(std::move(sessions)), store_(std::move(store)), clock_(clock), options_(options) {
   for (const auto& s : sessions_) {
-    publish::ClusterSnapshot c;
+    model::ClusterSnapshot c;
     c.cluster = s->Cluster();
     state_.push_back(std::move(c));
   }
@@ -117,8 +109,8 @@ CycleLoop::CycleLoop(SessionList sessions, std::shared_ptr<publish::SnapshotStor
 CycleLoop::~CycleLoop() = default;
 
 // Under mu_: one complete Snapshot of every cluster's latest state.
-std::shared_ptr<const publish::Snapshot> CycleLoop::PublishLocked(double now) {
-  auto snap = std::make_shared<publish::Snapshot>();
+std::shared_ptr<const model::Snapshot> CycleLoop::PublishLocked(double now) {
+  auto snap = std::make_shared<model::Snapshot>();
   snap->complete = !state_.empty();
   for (const auto& c : state_) snap->complete = snap->complete && c.cycles > 0;
   snap->generated_unix_seconds = now;
@@ -127,7 +119,7 @@ std::shared_ptr<const publish::Snapshot> CycleLoop::PublishLocked(double now) {
   return snap;
 }
 
-void CycleLoop::LogCycle(const publish::ClusterSnapshot& c) const {
+void CycleLoop::LogCycle(const model::ClusterSnapshot& c) const {
   log::Info("cycle finished", {{"cluster", c.cluster},
                                {"up", c.latest.up ? "true" : "false"},
                                {"duration_seconds", c.cycle_duration_seconds},
@@ -140,7 +132,7 @@ namespace {
 
 double Seconds(std::chrono::milliseconds d) { return std::chrono::duration<double>(d).count(); }
 
-void LogDropped(const publish::ClusterSnapshot& c, std::chrono::milliseconds stale_after) {
+void LogDropped(const model::ClusterSnapshot& c, std::chrono::milliseconds stale_after) {
   log::Warn(
       "no successful cycle for longer than stale_after: the cluster's last good series are "
       "no longer served",
@@ -149,9 +141,9 @@ void LogDropped(const publish::ClusterSnapshot& c, std::chrono::milliseconds sta
 
 }  // namespace
 
-std::shared_ptr<const publish::Snapshot> CycleLoop::RunOnce() {
+std::shared_ptr<const model::Snapshot> CycleLoop::RunOnce() {
   const size_t n = sessions_.size();
-  std::vector<publish::CycleResult> results(n);
+  std::vector<model::CycleResult> results(n);
   std::vector<double> seconds(n, 0);
   std::atomic<size_t> done{0};
   std::vector<std::thread> workers;
@@ -182,7 +174,7 @@ std::shared_ptr<const publish::Snapshot> CycleLoop::RunOnce() {
   const double now = UnixSeconds(clock_.WallNow());
   std::lock_guard<std::mutex> lock(mu_);
   for (size_t i = 0; i < n; ++i) {
-    publish::ClusterSnapshot& c = state_[i];
+    model::ClusterSnapshot& c = state_[i];
     RecordCycle(c, std::move(results[i]), seconds[i], now);
     LogCycle(c);
     if (DropStale(c, now, Seconds(options_.stale_after))) LogDropped(c, options_.stale_after);
@@ -197,7 +189,7 @@ void CycleLoop::ClusterLoop(size_t i, std::chrono::milliseconds interval) {
   Shutdown& shutdown = Shutdown::Instance();
   while (!shutdown.Requested()) {
     const auto start = clock_.Now();
-    publish::CycleResult r = sessions_[i]->RunCycle();
+    model::CycleResult r = sessions_[i]->RunCycle();
     const double seconds = std::chrono::duration<double>(clock_.Now() - start).count();
     if (shutdown.Requested()) break;  // a cycle cut short by the shutdown is not published
     // What the cycle freed (bodies, readings, the stages' work) goes back before the rendering:
@@ -206,7 +198,7 @@ void CycleLoop::ClusterLoop(size_t i, std::chrono::milliseconds interval) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       const double now = UnixSeconds(clock_.WallNow());
-      publish::ClusterSnapshot& c = state_[i];
+      model::ClusterSnapshot& c = state_[i];
       RecordCycle(c, std::move(r), seconds, now);
       LogCycle(c);
       if (DropStale(c, now, Seconds(options_.stale_after))) LogDropped(c, options_.stale_after);
@@ -235,7 +227,7 @@ void CycleLoop::RunUntilShutdown(std::chrono::milliseconds interval) {
     std::lock_guard<std::mutex> lock(mu_);
     const double now = UnixSeconds(clock_.WallNow());
     bool dropped = false;
-    for (publish::ClusterSnapshot& c : state_) {
+    for (model::ClusterSnapshot& c : state_) {
       if (!DropStale(c, now, Seconds(options_.stale_after))) continue;
       LogDropped(c, options_.stale_after);
       dropped = true;
@@ -266,7 +258,7 @@ int Run(const Config& config, const SessionFactory& factory, std::ostream& out, 
     err << "gpuattr: " << sessions.error().message << "\n";
     return ExitCodeFor(sessions.error());
   }
-  auto store = std::make_shared<publish::SnapshotStore>();
+  auto store = std::make_shared<metrics::SnapshotStore>();
   LoopOptions loop_options;
   loop_options.stale_after = config.stale_after;
   CycleLoop loop(std::move(*sessions), store, SystemClock(), loop_options);
@@ -276,7 +268,7 @@ int Run(const Config& config, const SessionFactory& factory, std::ostream& out, 
     if (config.output == OutputFormat::kPrometheus) {
       // The bytes /metrics serves: the exposition rendered when the snapshot was published.
       auto exposition = store->GetExposition();
-      publish::TextReader text(*exposition);
+      metrics::TextReader text(*exposition);
       for (std::string_view piece = text.Next(); !piece.empty(); piece = text.Next()) out << piece;
     } else {
       out << RenderOnce(config, *snap, out);
@@ -306,13 +298,13 @@ int Run(const Config& config, const SessionFactory& factory, std::ostream& out, 
     log::Warn(
         "web.tls and web.basic_auth (plain password files) are deprecated and will be removed in "
         "the next release: move them to a web config file (--web.config.file, docs/app.md)");
-  publish::ServerOptions so;
+  http::ServerOptions so;
   so.host = addr->host;
   so.port = addr->port;
   so.tls = std::move(security->tls);
   so.users = std::move(security->users);
   so.page_refresh_seconds = std::chrono::duration<double>(config.interval).count();
-  auto server = publish::MetricsServer::Start(so, store);
+  auto server = http::MetricsServer::Start(so, store);
   if (!server.ok()) {
     err << "gpuattr: " << server.error().message << "\n";
     return kExitCannotServe;

@@ -25,10 +25,10 @@ CycleInput ShardInput(const CycleInput& whole, const kube::Shard& shard) {
   return in;
 }
 
-publish::CycleOutput RunStages(const CycleInput& input, StageState& state,
-                               const StageParams& params) {
+model::CycleOutput RunStages(const CycleInput& input, StageState& state,
+                             const StageParams& params) {
   const kube::ClusterObjects& objects = *input.objects;
-  publish::CycleOutput out;
+  model::CycleOutput out;
   out.attribution =
       attribution::Attribute({input.cluster, objects, input.readings, params.attribution});
   allocation::AllocationInput alloc{input.cluster, objects, out.attribution, input.now_unix};
@@ -42,7 +42,7 @@ publish::CycleOutput RunStages(const CycleInput& input, StageState& state,
   states.reserve(out.attribution.devices.size());
   for (const attribution::Device& d : out.attribution.devices)
     states.push_back({d.id.node, d.health.state});
-  out.attribution.node_health = health::AssessNodes(states, objects.nodes);
+  out.node_health = health::AssessNodes(states, objects.nodes);
 
   out.inference =
       state.inference.Update(input.cluster, input.readings, input.now, &out.attribution);

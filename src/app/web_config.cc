@@ -18,7 +18,7 @@
 namespace gpuattr::app {
 namespace {
 
-using publish::ClientAuth;
+using http::ClientAuth;
 
 // bcrypt cost for the deprecated plain password files: the hash lives only in memory next to a
 // password that is on disk anyway, so the lowest cost is enough and keeps checks fast.
@@ -120,7 +120,7 @@ class Parser {
         !s)
       return s;
     if (!n.IsDefined() || n.IsNull()) return Status::Ok();
-    publish::TlsOptions tls;
+    http::TlsOptions tls;
     std::string client_auth, min_version, max_version;
     for (auto [key, field] :
          {std::pair{"cert_file", &tls.cert_file}, std::pair{"key_file", &tls.key_file},
@@ -181,7 +181,7 @@ class Parser {
       if (user.find(':') != std::string::npos) return Bad(path, "a user name cannot hold ':'");
       if (!kv.second.IsScalar()) return Bad(path, "expected a bcrypt hash");
       std::string hash = kv.second.as<std::string>();
-      if (Status s = publish::CheckBcryptHash(hash); !s) return Bad(path, s.message());
+      if (Status s = http::CheckBcryptHash(hash); !s) return Bad(path, s.message());
       out_.users.push_back({user, std::move(hash)});
     }
     return Status::Ok();
@@ -237,7 +237,7 @@ Result<WebSecurity> LoadWebSecurity(const WebConfig& web) {
   if (!web.config_file.empty()) return LoadWebConfigFile(web.config_file);
   WebSecurity out;
   if (!web.tls_cert_file.empty() || !web.tls_key_file.empty()) {
-    publish::TlsOptions tls;
+    http::TlsOptions tls;
     tls.cert_file = web.tls_cert_file;
     tls.key_file = web.tls_key_file;
     out.tls = std::move(tls);
@@ -245,7 +245,7 @@ Result<WebSecurity> LoadWebSecurity(const WebConfig& web) {
   auto plain = ReadCredentials(web.basic_auth_users);
   if (!plain.ok()) return plain.error();
   for (PlainCredential& c : *plain) {
-    auto hash = publish::BcryptHash(c.password, kDeprecatedHashCost);
+    auto hash = http::BcryptHash(c.password, kDeprecatedHashCost);
     OPENSSL_cleanse(c.password.data(), c.password.size());
     if (!hash.ok())
       return Invalid("web.basic_auth: user " + Quote(c.username) + ": " + hash.error().message);

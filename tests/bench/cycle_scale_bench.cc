@@ -22,12 +22,13 @@
 #include "gpuattr/attribution/attribution.h"
 #include "gpuattr/expo/parser.h"
 #include "gpuattr/kube/objects.h"
-#include "gpuattr/publish/exposition.h"
-#include "gpuattr/publish/families.h"
-#include "gpuattr/publish/snapshot.h"
-#include "gpuattr/publish/store.h"
-#include "gpuattr/publish/text_writer.h"
+#include "gpuattr/metrics/exposition.h"
+#include "gpuattr/metrics/families.h"
+#include "gpuattr/metrics/store.h"
+#include "gpuattr/metrics/text_writer.h"
+#include "gpuattr/model/snapshot.h"
 #include "gpuattr/sources/dcgm.h"
+#include "support/family_collector.h"
 
 namespace {
 
@@ -193,8 +194,8 @@ void BM_Allocate(benchmark::State& state) {
 
 // The daemon's own stage function (app/stages.h) on one cycle's input; `state` carries the
 // ledger and inference readings from cycle to cycle as a session does.
-publish::CycleOutput Stages(const Cluster& c, std::vector<sources::ExporterReadings> readings,
-                            app::StageState& state, double now_unix) {
+model::CycleOutput Stages(const Cluster& c, std::vector<sources::ExporterReadings> readings,
+                          app::StageState& state, double now_unix) {
   app::CycleInput in;
   in.cluster = "scale";
   in.objects = c.shared_objects;
@@ -203,13 +204,13 @@ publish::CycleOutput Stages(const Cluster& c, std::vector<sources::ExporterReadi
   return app::RunStages(in, state, {});
 }
 
-publish::Snapshot MakeSnapshot(publish::CycleOutput output) {
-  publish::Snapshot s;
+model::Snapshot MakeSnapshot(model::CycleOutput output) {
+  model::Snapshot s;
   s.complete = true;
-  publish::ClusterSnapshot cs;
+  model::ClusterSnapshot cs;
   cs.cluster = "scale";
   cs.latest.up = true;
-  cs.latest.output = std::make_shared<const publish::CycleOutput>(std::move(output));
+  cs.latest.output = std::make_shared<const model::CycleOutput>(std::move(output));
   s.clusters.push_back(std::move(cs));
   return s;
 }
@@ -227,10 +228,10 @@ void BM_RunStages(benchmark::State& state) {
 void BM_RenderMetrics(benchmark::State& state) {
   const Cluster& c = Synthetic();
   app::StageState stages;
-  const publish::Snapshot s = MakeSnapshot(Stages(c, ParseAndRead(c), stages, 1764460800));
+  const model::Snapshot s = MakeSnapshot(Stages(c, ParseAndRead(c), stages, 1764460800));
   size_t bytes = 0;
   for (auto _ : state) {
-    publish::ExpositionText text = publish::RenderChunks(s, bytes);  // as SnapshotStore does
+    metrics::ExpositionText text = metrics::RenderChunks(s, bytes);  // as SnapshotStore does
     bytes = text.size();
     benchmark::DoNotOptimize(text);
   }
@@ -243,9 +244,9 @@ void BM_RenderMetrics(benchmark::State& state) {
 void BM_RenderMetricsReference(benchmark::State& state) {
   const Cluster& c = Synthetic();
   app::StageState stages;
-  const publish::Snapshot s = MakeSnapshot(Stages(c, ParseAndRead(c), stages, 1764460800));
+  const model::Snapshot s = MakeSnapshot(Stages(c, ParseAndRead(c), stages, 1764460800));
   for (auto _ : state)
-    benchmark::DoNotOptimize(prometheus::TextSerializer().Serialize(publish::BuildFamilies(s)));
+    benchmark::DoNotOptimize(prometheus::TextSerializer().Serialize(metrics::BuildFamilies(s)));
   Counters(state);
 }
 
@@ -253,10 +254,10 @@ void BM_GzipExposition(benchmark::State& state) {
   const Cluster& c = Synthetic();
   app::StageState stages;
   const std::string text =
-      publish::RenderText(MakeSnapshot(Stages(c, ParseAndRead(c), stages, 1764460800)));
+      metrics::RenderText(MakeSnapshot(Stages(c, ParseAndRead(c), stages, 1764460800)));
   size_t gz = 0;
   for (auto _ : state) {
-    publish::Exposition e = publish::MakeExposition(publish::ExpositionText::Of(text));
+    metrics::Exposition e = metrics::MakeExposition(metrics::ExpositionText::Of(text));
     gz = e.gzip_head.size();
     benchmark::DoNotOptimize(e);
   }
@@ -269,9 +270,9 @@ void BM_GzipExposition(benchmark::State& state) {
 void BM_PublishSnapshot(benchmark::State& state) {
   const Cluster& c = Synthetic();
   app::StageState stages;
-  auto s = std::make_shared<const publish::Snapshot>(
+  auto s = std::make_shared<const model::Snapshot>(
       MakeSnapshot(Stages(c, ParseAndRead(c), stages, 1764460800)));
-  publish::SnapshotStore store;
+  metrics::SnapshotStore store;
   for (auto _ : state) store.Publish(s);
   Counters(state);
 }
@@ -282,8 +283,8 @@ void BM_FullCycleStages(benchmark::State& state) {
   app::StageState stages;
   double now = 1764460800;
   for (auto _ : state) {
-    publish::Snapshot s = MakeSnapshot(Stages(c, ParseAndRead(c), stages, now += 20));
-    benchmark::DoNotOptimize(publish::RenderText(s));
+    model::Snapshot s = MakeSnapshot(Stages(c, ParseAndRead(c), stages, now += 20));
+    benchmark::DoNotOptimize(metrics::RenderText(s));
   }
   Counters(state);
 }

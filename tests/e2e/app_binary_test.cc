@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "gpuattr/build_info.h"
-#include "gpuattr/publish/families.h"
+#include "gpuattr/metrics/families.h"
 #include "support/subprocess.h"
 
 extern char** environ;
@@ -234,10 +234,10 @@ TEST(AppBinary, OnceWithoutAnsweringClusterPrintsExpositionAndFails) {
 // DESIGN section 6: `promtool check metrics` on the output prints nothing.
 TEST(AppPromtool, RenderedExpositionIsClean) {
   if (!fs::exists("/usr/bin/promtool")) GTEST_SKIP() << "/usr/bin/promtool is not installed";
-  gpuattr::publish::Snapshot s;
+  gpuattr::model::Snapshot s;
   s.complete = true;
   for (const char* name : {"kind-gpu", "prod \"eu\"\\x"}) {
-    gpuattr::publish::ClusterSnapshot c;
+    gpuattr::model::ClusterSnapshot c;
     c.cluster = name;
     c.latest.up = true;
     c.cycles = 2;
@@ -249,7 +249,7 @@ TEST(AppPromtool, RenderedExpositionIsClean) {
   }
   TempDir dir;
   fs::path text = dir / "metrics.txt";
-  std::ofstream(text) << gpuattr::publish::RenderText(s);
+  std::ofstream(text) << gpuattr::metrics::RenderText(s);
   Process p = Spawn({"/usr/bin/promtool", "check", "metrics"}, dir, text.string());
   int code = Wait(p.pid);
   EXPECT_EQ(code, 0);

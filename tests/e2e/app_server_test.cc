@@ -9,12 +9,15 @@
 #include <filesystem>
 #include <string>
 
-#include "gpuattr/publish/families.h"
-#include "gpuattr/publish/process_metrics.h"
-#include "gpuattr/publish/server.h"
+#include "gpuattr/http/server.h"
+#include "gpuattr/metrics/families.h"
+#include "gpuattr/metrics/process_metrics.h"
 
-namespace gpuattr::publish {
+namespace gpuattr::http {
 namespace {
+
+using metrics::RenderText;
+using metrics::SnapshotStore;
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -22,9 +25,9 @@ using ::testing::StartsWith;
 
 std::shared_ptr<SnapshotStore> StoreWith(std::string cluster, bool complete) {
   auto store = std::make_shared<SnapshotStore>();
-  auto s = std::make_shared<Snapshot>();
+  auto s = std::make_shared<model::Snapshot>();
   s->complete = complete;
-  ClusterSnapshot c;
+  model::ClusterSnapshot c;
   c.cluster = std::move(cluster);
   c.latest.up = complete;
   c.cycles = complete ? 1 : 0;
@@ -137,7 +140,7 @@ TEST(AppServer, HealthReadinessStatusAndNotFound) {
   EXPECT_THAT(md->body, HasSubstr("The first cycle has not finished yet."));
 
   // The loop publishes the first complete snapshot: ready from now on.
-  auto done = std::make_shared<Snapshot>(*store->Get());
+  auto done = std::make_shared<model::Snapshot>(*store->Get());
   done->complete = true;
   store->Publish(done);
   auto after = cli.Get("/readyz");
@@ -290,4 +293,4 @@ TEST_F(TlsFiles, UnusableFilesAreNamed) {
 }
 
 }  // namespace
-}  // namespace gpuattr::publish
+}  // namespace gpuattr::http

@@ -73,7 +73,7 @@ TEST(ClustersIndependent, ADeadTargetInOneClusterNeverDelaysTheOther) {
   app::SessionList sessions;
   sessions.push_back(std::move(healthy.session));
   sessions.push_back(std::move(slow.session));
-  auto store = std::make_shared<publish::SnapshotStore>();
+  auto store = std::make_shared<metrics::SnapshotStore>();
   app::CycleLoop loop(std::move(sessions), store);
   auto done = std::async(std::launch::async, [&] { loop.RunUntilShutdown(1s); });
 
@@ -81,10 +81,10 @@ TEST(ClustersIndependent, ADeadTargetInOneClusterNeverDelaysTheOther) {
   std::vector<double> published;  // seconds since start, one per new healthy cycle
   uint64_t last = 0;
   const auto start = std::chrono::steady_clock::now();
-  std::shared_ptr<const publish::Snapshot> snap;
+  std::shared_ptr<const model::Snapshot> snap;
   while (std::chrono::steady_clock::now() - start < 8s) {
     snap = store->Get();
-    const publish::ClusterSnapshot& h = snap->clusters[0];
+    const model::ClusterSnapshot& h = snap->clusters[0];
     if (h.cycles != last) {
       last = h.cycles;
       published.push_back(

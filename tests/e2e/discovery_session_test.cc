@@ -13,8 +13,9 @@
 #include "gpuattr/app/kube_session.h"
 #include "gpuattr/kube/http_transport.h"
 #include "gpuattr/kube/kubeconfig.h"
-#include "gpuattr/publish/discovery_metrics.h"
+#include "gpuattr/metrics/discovery_metrics.h"
 #include "support/fake_apiserver.h"
+#include "support/family_collector.h"
 #include "support/paths.h"
 #include "support/session_harness.h"
 
@@ -188,8 +189,8 @@ TEST(DiscoverySession, BadExportersDoNotHoldBackTheGoodOnes) {
   EXPECT_TRUE(c2->report.rediscovery_next_cycle);
 
   // The families show it too.
-  publish::FamilyCollector w;
-  publish::AddDiscoveryFamilies(c2->report, w);
+  metrics::FamilyCollector w;
+  metrics::AddDiscoveryFamilies(c2->report, w);
   size_t down = 0;
   for (const auto& f : std::move(w).Finish())
     if (f.name == "gpuattr_exporter_up")
@@ -252,11 +253,11 @@ TEST(DiscoverySession, LedgerCountsEnergyAndWritesTheStateFile) {
   opts.state_file = ledger::StateFile::Open(state.string(), true);
   Harness h;
   ASSERT_TRUE(h.Start("basic", opts));
-  publish::CycleResult first = h.session->RunCycle();
+  model::CycleResult first = h.session->RunCycle();
   ASSERT_TRUE(first.up);
   ASSERT_TRUE(first.output);
   h.clock.Advance(seconds(20));
-  publish::CycleResult second = h.session->RunCycle();
+  model::CycleResult second = h.session->RunCycle();
   ASSERT_TRUE(second.output);
   EXPECT_EQ(second.output->ledger.cluster, "fake");
   // The exporter's readings may change between scrapes: trapezoid of the two cycles' power.

@@ -82,7 +82,7 @@ struct Harness : testing::SessionHarness {
   size_t DraRequests() const { return server->CountRequests("", kDraPrefix); }
 };
 
-std::string Errors(const publish::CycleResult& r) {
+std::string Errors(const model::CycleResult& r) {
   std::string out;
   for (const auto& e : r.errors) out += e + "\n";
   return out;
@@ -144,7 +144,7 @@ void ExpectDraObjects(const kube::ClusterObjects& objects) {
 TEST(DraSession, ClaimsNameTheCandidatePodsOfDevicesWithoutPodLabels) {
   Harness h;
   ASSERT_TRUE(h.Start(LoadDra()));
-  publish::CycleResult r = h.session->RunCycle();
+  model::CycleResult r = h.session->RunCycle();
   ASSERT_TRUE(r.up) << Errors(r);
   EXPECT_EQ(Errors(r), "");
   EXPECT_TRUE(r.notes.empty());
@@ -205,7 +205,7 @@ TEST(DraSession, ClaimsNameTheCandidatePodsOfDevicesWithoutPodLabels) {
   EXPECT_EQ(h.server->CountRequests("list", std::string(kDraPrefix) + "/v1/resourceslices"), 1u);
   EXPECT_EQ(h.server->CountRequests("list", std::string(kDraPrefix) + "/v1/resourceclaims"), 1u);
   for (int i = 0; i < 3; ++i) {
-    publish::CycleResult again = h.session->RunCycle();
+    model::CycleResult again = h.session->RunCycle();
     EXPECT_TRUE(again.up) << Errors(again);
   }
   EXPECT_EQ(h.server->CountRequests("list"), lists);
@@ -224,7 +224,7 @@ TEST(DraSession, ClaimChangesArriveByWatch) {
     if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
   ASSERT_TRUE(gone);
-  publish::CycleResult r = h.session->RunCycle();
+  model::CycleResult r = h.session->RunCycle();
   ASSERT_NE(r.output, nullptr);
   const auto* slice = FindDevice(r.output->attribution, "2", std::string("1"));
   ASSERT_NE(slice, nullptr);
@@ -237,7 +237,7 @@ TEST(DraSession, ReadsV1beta1BodiesWhenOnlyV1beta1IsServed) {
   ToV1beta1(sc);
   Harness h;
   ASSERT_TRUE(h.Start(std::move(sc)));
-  publish::CycleResult r = h.session->RunCycle();
+  model::CycleResult r = h.session->RunCycle();
   ASSERT_TRUE(r.up) << Errors(r);
   EXPECT_EQ(Errors(r), "");
   ExpectDraObjects(*h.LastInput()->objects);
@@ -260,7 +260,7 @@ TEST(DraSession, MovesToTheNextVersionOnlyOn404) {
   sc.faults.push_back(not_served);
   Harness h;
   ASSERT_TRUE(h.Start(std::move(sc)));
-  publish::CycleResult r = h.session->RunCycle();
+  model::CycleResult r = h.session->RunCycle();
   ASSERT_TRUE(r.up) << Errors(r);
   EXPECT_EQ(Errors(r), "");  // a 404 on the way is no error
   ExpectDraObjects(*h.LastInput()->objects);
@@ -276,14 +276,14 @@ TEST(DraSession, NoDraGroupIsSkippedQuietly) {
   sc.dra_versions.clear();  // the group is not served: every resource.k8s.io path is 404
   Harness h;
   ASSERT_TRUE(h.Start(std::move(sc)));
-  publish::CycleResult r = h.session->RunCycle();
+  model::CycleResult r = h.session->RunCycle();
   ASSERT_TRUE(r.up) << Errors(r);
   EXPECT_EQ(Errors(r), "");
   EXPECT_TRUE(r.notes.empty());
   const size_t after_first = h.DraRequests();
   EXPECT_EQ(after_first, 1u);  // the group's discovery document, once for both kinds
   for (int i = 0; i < 4; ++i) {
-    publish::CycleResult again = h.session->RunCycle();
+    model::CycleResult again = h.session->RunCycle();
     EXPECT_TRUE(again.up) << Errors(again);
     EXPECT_EQ(Errors(again), "");
     EXPECT_TRUE(again.notes.empty());
@@ -305,7 +305,7 @@ TEST(DraSession, ForbiddenClaimsGiveOneNoteNotAnErrorLoop) {
   sc.faults.push_back(forbidden);
   Harness h;
   ASSERT_TRUE(h.Start(std::move(sc), /*real_api_clock=*/true));
-  publish::CycleResult r = h.session->RunCycle();
+  model::CycleResult r = h.session->RunCycle();
   ASSERT_TRUE(r.up) << Errors(r);  // DRA is optional: the cluster stays up
   EXPECT_EQ(Errors(r), "");
   ASSERT_EQ(r.notes.size(), 1u);
@@ -313,7 +313,7 @@ TEST(DraSession, ForbiddenClaimsGiveOneNoteNotAnErrorLoop) {
   EXPECT_THAT(r.notes[0], HasSubstr("config/kubernetes/clusterrole.yaml"));
   EXPECT_THAT(r.notes[0], HasSubstr("gpuattr-reader"));
   for (int i = 0; i < 4; ++i) {
-    publish::CycleResult again = h.session->RunCycle();
+    model::CycleResult again = h.session->RunCycle();
     EXPECT_TRUE(again.up);
     EXPECT_EQ(Errors(again), "");
     EXPECT_EQ(again.notes, r.notes);  // the same single note, not one more per cycle

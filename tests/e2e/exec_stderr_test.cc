@@ -11,7 +11,7 @@
 #include "gpuattr/app/kube_session.h"
 #include "gpuattr/kube/http_transport.h"
 #include "gpuattr/kube/kubeconfig.h"
-#include "gpuattr/publish/status_page.h"
+#include "gpuattr/report/status_page.h"
 #include "gpuattr/util/log.h"
 #include "support/fake_apiserver.h"
 #include "support/paths.h"
@@ -64,9 +64,9 @@ TEST(ExecPluginStderr, ReachesTheLogButNeitherErrorsNorTheStatusPage) {
   o.sync_timeout = std::chrono::seconds(10);
   app::KubeClusterSession session("fake", std::shared_ptr<kube::Transport>(std::move(*transport)),
                                   o);
-  publish::Snapshot snap;
+  model::Snapshot snap;
   snap.complete = true;
-  publish::ClusterSnapshot c;
+  model::ClusterSnapshot c;
   c.cluster = "fake";
   c.latest = session.RunCycle();
   c.cycles = 1;
@@ -83,7 +83,7 @@ TEST(ExecPluginStderr, ReachesTheLogButNeitherErrorsNorTheStatusPage) {
         e.find("exited with code 1 (its stderr is in gpuattr's log)") != std::string::npos;
   }
   EXPECT_TRUE(names_the_plugin) << c.latest.errors.front();
-  const std::string page = publish::RenderStatusPage(snap, 0);
+  const std::string page = report::RenderStatusPage(snap, 0);
   EXPECT_THAT(page, Not(HasSubstr("QXZ7-PLMK")));
   EXPECT_THAT(page, HasSubstr("its stderr is in gpuattr"));
   EXPECT_THAT(logs, HasSubstr("QXZ7-PLMK"));  // the user can still find the code

@@ -12,7 +12,8 @@
 #include <string>
 
 #include "gpuattr/app/kube_session.h"
-#include "gpuattr/publish/discovery_metrics.h"
+#include "gpuattr/metrics/discovery_metrics.h"
+#include "gpuattr/report/status_page.h"
 #include "support/generated_cluster.h"
 #include "support/session_harness.h"
 
@@ -81,7 +82,7 @@ TEST(GeneratedCluster, PortlessPodsAreNeverProbedExportersFirstInferenceWithinTh
   EXPECT_EQ(c1->report.probed_this_cycle, kNodes + kBudget);
   EXPECT_EQ(c1->report.waiting_first_probe, kInference + kNotebooks - kBudget);
   EXPECT_EQ(c1->report.outcome_counts.at("waiting"), kInference + kNotebooks - kBudget);
-  const std::string page = publish::RenderDiscoverySection(c1->report, 0);
+  const std::string page = report::RenderDiscoverySection(c1->report, 0);
   EXPECT_NE(page.find(std::to_string(info.portless_pods) + " pods skipped: no declared port"),
             std::string::npos);
   const size_t lists_after_first = h.server->CountRequests("list");

@@ -15,8 +15,9 @@
 #include "gpuattr/inference/inference.h"
 #include "gpuattr/kube/http_transport.h"
 #include "gpuattr/kube/kubeconfig.h"
-#include "gpuattr/publish/families.h"
+#include "gpuattr/metrics/families.h"
 #include "support/fake_apiserver.h"
+#include "support/fake_clock.h"
 #include "support/paths.h"
 #include "support/promtool.h"
 
@@ -63,14 +64,14 @@ class InferenceSession : public ::testing::Test {
     if (!dir_.empty()) fs::remove_all(dir_, ec);
   }
 
-  static std::string Render(const publish::CycleResult& r) {
-    publish::Snapshot s;
+  static std::string Render(const model::CycleResult& r) {
+    model::Snapshot s;
     s.complete = true;
-    publish::ClusterSnapshot c;
+    model::ClusterSnapshot c;
     c.cluster = "lab";
     c.latest = r;
     s.clusters.push_back(c);
-    return publish::RenderText(s);
+    return metrics::RenderText(s);
   }
 
   FakeClock clock_;
@@ -84,7 +85,7 @@ constexpr char kLabels[] =
     "pod=\"vllm-llama-0\"} ";
 
 TEST_F(InferenceSession, TwoCyclesGiveRatesSaturationAndTokensPerJoule) {
-  publish::CycleResult first = session_->RunCycle();
+  model::CycleResult first = session_->RunCycle();
   ASSERT_TRUE(first.up) << ::testing::PrintToString(first.errors);
   ASSERT_TRUE(first.output);
   ASSERT_EQ(first.output->inference.servers.size(), 1u);
@@ -101,7 +102,7 @@ TEST_F(InferenceSession, TwoCyclesGiveRatesSaturationAndTokensPerJoule) {
   EXPECT_THAT(text1, Not(HasSubstr("gpuattr_inference_generation_tokens_per_second{")));
 
   clock_.Advance(seconds(20));
-  publish::CycleResult second = session_->RunCycle();
+  model::CycleResult second = session_->RunCycle();
   ASSERT_TRUE(second.up);
   ASSERT_TRUE(second.output);
   ASSERT_EQ(second.output->inference.servers.size(), 1u);

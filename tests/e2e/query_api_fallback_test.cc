@@ -72,7 +72,7 @@ std::string Summary(const attribution::Attribution& a) {
 std::string DirectSummary() {
   Harness h;
   if (!h.Start("attr-a100-mixed")) return "direct scenario did not start";
-  publish::CycleResult r = h.session->RunCycle();
+  model::CycleResult r = h.session->RunCycle();
   if (!r.output) return "direct scenario: no attribution";
   return Summary(r.output->attribution);
 }
@@ -89,7 +89,7 @@ TEST(QueryApiFallbackE2E, KubePrometheusStackGivesTheSameAttributionAsTheDirectS
 
   Harness h;
   ASSERT_TRUE(h.Start("prom-a100-mixed"));
-  publish::CycleResult r = h.session->RunCycle();
+  model::CycleResult r = h.session->RunCycle();
   ASSERT_TRUE(r.up);
   ASSERT_TRUE(r.output);
   EXPECT_EQ(Summary(r.output->attribution), direct);
@@ -116,7 +116,7 @@ TEST(QueryApiFallbackE2E, KubePrometheusStackGivesTheSameAttributionAsTheDirectS
 
   // Steady state: one query per cycle, no probe within the 60 s cache.
   h.clock.Advance(seconds(20));
-  publish::CycleResult r2 = h.session->RunCycle();
+  model::CycleResult r2 = h.session->RunCycle();
   ASSERT_TRUE(r2.output);
   EXPECT_EQ(Summary(r2.output->attribution), direct);
   EXPECT_EQ(h.ProxyGets("/api/v1/namespaces/monitoring/services/thanos-query:10902/"), 3u);
@@ -130,7 +130,7 @@ TEST(QueryApiFallbackE2E, APinnedServiceIsUsedAndItsNodeComesFromTheExporterPod)
   options.discovery.pins = *ParsePins({"monitoring/svc/kube-prometheus-stack-prometheus:http-web"});
   Harness h;
   ASSERT_TRUE(h.Start("prom-a100-mixed", options));
-  publish::CycleResult r = h.session->RunCycle();
+  model::CycleResult r = h.session->RunCycle();
   ASSERT_TRUE(r.output);
   EXPECT_EQ(Summary(r.output->attribution), direct);
   EXPECT_EQ(h.ProxyGets("/api/v1/namespaces/monitoring/services/"

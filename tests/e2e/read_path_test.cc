@@ -14,6 +14,7 @@
 #include "gpuattr/kube/http_transport.h"
 #include "gpuattr/kube/kubeconfig.h"
 #include "support/fake_apiserver.h"
+#include "support/fake_clock.h"
 #include "support/subprocess.h"
 
 namespace gpuattr::testing {
@@ -144,7 +145,7 @@ Cycles RunCycles(int nodes, size_t above) {
   app::KubeClusterSession session("gen", std::shared_ptr<kube::Transport>(std::move(*transport)),
                                   o);
   for (int cycle = 0; cycle < 3; ++cycle) {
-    publish::CycleResult r = session.RunCycle();
+    model::CycleResult r = session.RunCycle();
     EXPECT_TRUE(r.up);
     if (r.discovery) out.reasons.push_back(r.discovery->read_path_reason);
     if (r.output) out.devices = r.output->attribution.devices.size();

@@ -18,11 +18,14 @@
 #include <utility>
 #include <vector>
 
-#include "gpuattr/publish/families.h"
-#include "gpuattr/publish/server.h"
+#include "gpuattr/http/server.h"
+#include "gpuattr/metrics/families.h"
 
-namespace gpuattr::publish {
+namespace gpuattr::http {
 namespace {
+
+using metrics::RenderText;
+using metrics::SnapshotStore;
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -44,9 +47,9 @@ size_t RssBytes() {
 
 std::shared_ptr<SnapshotStore> Store() {
   auto store = std::make_shared<SnapshotStore>();
-  auto s = std::make_shared<Snapshot>();
+  auto s = std::make_shared<model::Snapshot>();
   s->complete = true;
-  ClusterSnapshot c;
+  model::ClusterSnapshot c;
   c.cluster = "lab";
   c.latest.up = true;
   c.cycles = 1;
@@ -420,4 +423,4 @@ TEST_F(HostileClient, MalformedHeadsAreRefused) {
 }
 
 }  // namespace
-}  // namespace gpuattr::publish
+}  // namespace gpuattr::http

@@ -20,12 +20,14 @@
 #include <thread>
 
 #include "gpuattr/app/web_config.h"
-#include "gpuattr/publish/server.h"
+#include "gpuattr/http/server.h"
 #include "support/subprocess.h"
 #include "support/test_certs.h"
 
-namespace gpuattr::publish {
+namespace gpuattr::http {
 namespace {
+
+using metrics::SnapshotStore;
 
 using gpuattr::testing::WriteUnreachableKubeconfig;
 using ::testing::HasSubstr;
@@ -47,9 +49,9 @@ std::string Bcrypt(const char* password, const char* prefix) {
 
 std::shared_ptr<SnapshotStore> Store() {
   auto store = std::make_shared<SnapshotStore>();
-  auto s = std::make_shared<Snapshot>();
+  auto s = std::make_shared<model::Snapshot>();
   s->complete = true;
-  ClusterSnapshot c;
+  model::ClusterSnapshot c;
   c.cluster = "lab";
   c.latest.up = true;
   c.cycles = 1;
@@ -260,4 +262,4 @@ TEST_F(WebConfigFile, TheBinaryRefusesABadFileWithExitTwo) {
 }
 
 }  // namespace
-}  // namespace gpuattr::publish
+}  // namespace gpuattr::http

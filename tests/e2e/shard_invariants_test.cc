@@ -1,6 +1,6 @@
 // Sharding invariants (DESIGN section 11) over every fixture scenario and N ∈ {2, 3, 5}: each run
 // is a real KubeClusterSession (discovery, scraping, the stages, the ledger) against its own fake
-// apiserver, two cycles 20 s apart, rendered through the publish table. Then:
+// apiserver, two cycles 20 s apart, rendered through the metrics group table. Then:
 //   - the union of the N shards' series (minus self-metrics and namespace series) equals the
 //     unsharded output, value for value;
 //   - Σ over shards of every namespace series equals the unsharded value (1e-9 relative); the
@@ -21,12 +21,14 @@
 
 #include "gpuattr/app/kube_session.h"
 #include "gpuattr/app/run.h"
+#include "gpuattr/http/server.h"
 #include "gpuattr/kube/http_transport.h"
 #include "gpuattr/kube/kubeconfig.h"
 #include "gpuattr/kube/shard.h"
-#include "gpuattr/publish/families.h"
-#include "gpuattr/publish/server.h"
+#include "gpuattr/metrics/families.h"
 #include "support/fake_apiserver.h"
+#include "support/fake_clock.h"
+#include "support/family_collector.h"
 #include "support/paths.h"
 
 namespace gpuattr::testing {
@@ -87,13 +89,13 @@ ShardRun RunShard(const Scenario& scenario, kube::Shard shard) {
   app::SessionList sessions;
   sessions.push_back(std::make_unique<app::KubeClusterSession>(
       "fake", std::shared_ptr<kube::Transport>(std::move(*transport)), o));
-  auto store = std::make_shared<publish::SnapshotStore>();
+  auto store = std::make_shared<metrics::SnapshotStore>();
   app::CycleLoop loop(std::move(sessions), store, clock);
   loop.RunOnce();
   clock.Advance(20s);
   auto snapshot = loop.RunOnce();
 
-  for (const prometheus::MetricFamily& f : publish::BuildFamilies(*snapshot))
+  for (const prometheus::MetricFamily& f : metrics::BuildFamilies(*snapshot))
     for (const prometheus::ClientMetric& m : f.metric) {
       Series s;
       s.family = f.name;

@@ -17,8 +17,8 @@
 #include "gpuattr/app/config.h"
 #include "gpuattr/app/session_factory.h"
 #include "gpuattr/build_info.h"
-#include "gpuattr/publish/outputs.h"
-#include "gpuattr/publish/view.h"
+#include "gpuattr/report/outputs.h"
+#include "gpuattr/report/view.h"
 #include "support/golden.h"
 #include "support/paths.h"
 #include "support/session_harness.h"
@@ -71,23 +71,28 @@ Outputs RunScenario(const fs::path& dir) {
   if (!h.session) return {};
   auto cycle = h.Cycle();
 
-  publish::ClusterSnapshot c;
+  model::ClusterSnapshot c;
   c.cluster = h.session->Cluster();
   c.cycles = 1;
   c.cycle_duration_seconds = 0.5;
   c.last_attempt_unix_seconds = kNow;
   if (cycle->result.up) c.last_success_unix_seconds = kNow;
   c.latest = cycle->result;
-  publish::Snapshot s;
+  model::Snapshot s;
   s.complete = true;
   s.generated_unix_seconds = kNow;
   s.clusters.push_back(std::move(c));
 
-  publish::StatusView v = publish::BuildStatusView(s, kNow, {});
-  for (publish::ExporterRow& e : v.exporters) e.duration_seconds = 0;
+  // Scrape durations vary from run to run: the goldens show 0.
+  if (const auto& report = s.clusters[0].latest.discovery) {
+    auto pinned = std::make_shared<discovery::DiscoveryReport>(*report);
+    for (discovery::ExporterStatus& e : pinned->exporters) e.duration_seconds = 0;
+    s.clusters[0].latest.discovery = std::move(pinned);
+  }
+  const report::StatusView v = report::BuildStatusView(s, kNow, {});
   const int port = h.server->port();
-  return {Pinned(publish::RenderTable(v), port), Pinned(publish::RenderSnapshotJson(v), port),
-          Pinned(publish::RenderMarkdown(v), port)};
+  return {Pinned(report::RenderTable(v), port), Pinned(report::RenderSnapshotJson(v), port),
+          Pinned(report::RenderMarkdown(v), port)};
 }
 
 class SnapshotGolden : public ::testing::TestWithParam<fs::path> {};
@@ -106,7 +111,7 @@ TEST_P(SnapshotGolden, TableJsonAndMarkdownMatch) {
   // The JSON is one valid object of the documented version (docs/snapshot.md).
   auto j = nlohmann::json::parse(o.json, nullptr, false);
   ASSERT_FALSE(j.is_discarded());
-  EXPECT_EQ(j["schema_version"], publish::kSnapshotSchemaVersion);
+  EXPECT_EQ(j["schema_version"], report::kSnapshotSchemaVersion);
 }
 
 std::string Name(const ::testing::TestParamInfo<fs::path>& info) {

@@ -1,4 +1,4 @@
-// libFuzzer target for request heads (publish/http_request.h): bytes arrive in chunks of a size
+// libFuzzer target for request heads (http/http_request.h): bytes arrive in chunks of a size
 // the first byte picks, into a buffer no larger than the server's; the scanner must decide within
 // HeadLimit bytes, and whatever it delimits must parse or be refused without crashing.
 #include <algorithm>
@@ -6,14 +6,14 @@
 #include <string>
 #include <string_view>
 
-#include "gpuattr/publish/http_request.h"
+#include "gpuattr/http/http_request.h"
 
 #include "fuzz_check.h"
 
 using gpuattr::fuzz::Check;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace gpuattr::publish;
+  using namespace gpuattr::http;
   if (size == 0) return 0;
   const size_t chunk = 1 + data[0] % 64;
   std::string_view input(reinterpret_cast<const char*>(data + 1), size - 1);

@@ -81,7 +81,7 @@ Loaded Load(const std::string& name) {
   if (!c.ok()) return l;
   l.c = std::move(*c);
   if (name == "dra") AddDraFixtureRecords(l.c.objects);
-  publish::CycleOutput out = RunCase(l.c, "test", kNow);
+  model::CycleOutput out = RunCase(l.c, "test", kNow);
   l.attribution = std::move(out.attribution);
   l.allocation = std::move(out.allocation);
   return l;
@@ -89,9 +89,9 @@ Loaded Load(const std::string& name) {
 
 // The families of the allocation group only, through the real group table.
 std::string RenderAllocation(const allocation::Allocation& a) {
-  publish::ClusterSnapshot cs;
+  model::ClusterSnapshot cs;
   cs.cluster = a.cluster;
-  auto out = std::make_shared<publish::CycleOutput>();
+  auto out = std::make_shared<model::CycleOutput>();
   out->allocation = a;
   cs.latest.output = std::move(out);
   return gpuattr::testing::RenderGroups(std::move(cs), {"allocation"});

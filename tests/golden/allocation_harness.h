@@ -1,6 +1,6 @@
 // An allocation that exercises every family of the allocation group (a GPU node with a held and
 // an unhealthy GPU, a pod holding one, a time-sliced node with a pod holding a replica, a pending
-// pod with a hint), for publish tests.
+// pod with a hint), for metrics and report tests.
 #pragma once
 
 #include <string>

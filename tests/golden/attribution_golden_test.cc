@@ -21,7 +21,7 @@ class AttributionGolden : public ::testing::TestWithParam<fs::path> {};
 TEST_P(AttributionGolden, MatchesExposition) {
   auto c = LoadAttributionCase(GetParam());
   ASSERT_TRUE(c.ok()) << c.error().message;
-  std::string text = RenderAttribution(AttributeCase(*c));
+  std::string text = RenderAttribution(RunCase(*c));
   auto golden = fs::path(GPUATTR_SOURCE_DIR) / "tests" / "golden" / "attribution_golden" /
                 (c->name + ".prom");
   auto r = CompareGolden(golden, text);
@@ -31,7 +31,7 @@ TEST_P(AttributionGolden, MatchesExposition) {
 TEST_P(AttributionGolden, PromtoolCheckMetricsPrintsNothing) {
   auto c = LoadAttributionCase(GetParam());
   ASSERT_TRUE(c.ok()) << c.error().message;
-  std::string text = RenderAttribution(AttributeCase(*c));
+  std::string text = RenderAttribution(RunCase(*c));
   ASSERT_FALSE(text.empty());
   auto lint = gpuattr::testing::PromtoolCheckMetrics(text);
   if (!lint.available) GTEST_SKIP() << "/usr/bin/promtool is not installed";
@@ -42,7 +42,7 @@ TEST_P(AttributionGolden, PromtoolCheckMetricsPrintsNothing) {
 TEST_P(AttributionGolden, EverySeriesHasClusterAndNoEmptyLabel) {
   auto c = LoadAttributionCase(GetParam());
   ASSERT_TRUE(c.ok()) << c.error().message;
-  std::string text = RenderAttribution(AttributeCase(*c, "prod-eu"));
+  std::string text = RenderAttribution(RunCase(*c, "prod-eu"));
   size_t series = 0, pos = 0;
   while (pos < text.size()) {
     size_t end = text.find('\n', pos);
@@ -62,10 +62,10 @@ TEST(AttributionPublish, RichAttributionExercisesEveryFamilyOfTheGroups) {
   static const std::set<std::string_view> kGroups = {"devices", "pods", "namespaces", "node_power",
                                                      "health"};
   std::set<std::string> tabled;
-  for (const publish::FamilyGroup* g : publish::FamilyGroups())
+  for (const metrics::FamilyGroup* g : metrics::FamilyGroups())
     if (kGroups.count(g->name))
-      for (const publish::FamilySpec& f : g->families) tabled.insert(std::string(f.name));
-  std::string text = RenderAttribution(RichAttribution());
+      for (const metrics::FamilySpec& f : g->families) tabled.insert(std::string(f.name));
+  std::string text = RenderAttribution(RichOutput());
   for (const std::string& name : tabled)
     EXPECT_NE(text.find("\n" + name + "{"), std::string::npos) << name;
   EXPECT_EQ(tabled.size(), 34u);

@@ -1,6 +1,6 @@
 // Test harness for the stages: a scenario folder (fixtures/scenarios/NAME, the fake apiserver's
 // format) or inline exposition text → a CycleInput → app::RunStages, the daemon's own stage
-// function → the text of the family groups, rendered through the publish group table.
+// function → the text of the family groups, rendered through the metrics group table.
 #pragma once
 
 #include <filesystem>
@@ -15,11 +15,12 @@
 #include "gpuattr/attribution/attribution.h"
 #include "gpuattr/expo/parser.h"
 #include "gpuattr/kube/decode.h"
-#include "gpuattr/publish/families.h"
-#include "gpuattr/publish/snapshot.h"
+#include "gpuattr/metrics/families.h"
+#include "gpuattr/model/snapshot.h"
 #include "gpuattr/sources/classify.h"
 #include "gpuattr/sources/dcgm.h"
 #include "gpuattr/sources/process.h"
+#include "support/family_collector.h"
 #include "support/paths.h"
 #include "support/scenario.h"
 
@@ -81,8 +82,8 @@ inline Result<AttributionCase> LoadAttributionCase(const std::filesystem::path& 
 }
 
 // One cycle of the case through the daemon's stages, with fresh state (no earlier cycle).
-inline publish::CycleOutput RunCase(const AttributionCase& c, const std::string& cluster = "test",
-                                    double now_unix = 1764460800) {
+inline model::CycleOutput RunCase(const AttributionCase& c, const std::string& cluster = "test",
+                                  double now_unix = 1764460800) {
   app::CycleInput in;
   in.cluster = cluster;
   in.objects = std::make_shared<const kube::ClusterObjects>(c.objects);
@@ -100,34 +101,33 @@ inline attribution::Attribution AttributeCase(const AttributionCase& c,
 // The families of the attribution groups only (not self-metrics, whose labels carry the build's
 // version), through the real group table.
 // The text of the families of `groups` only, through the real group table, for one cluster.
-inline std::string RenderGroups(publish::ClusterSnapshot cluster,
+inline std::string RenderGroups(model::ClusterSnapshot cluster,
                                 const std::set<std::string_view>& groups) {
   std::set<std::string> names;
-  for (const publish::FamilyGroup* g : publish::FamilyGroups())
+  for (const metrics::FamilyGroup* g : metrics::FamilyGroups())
     if (groups.count(g->name))
-      for (const publish::FamilySpec& f : g->families) names.insert(std::string(f.name));
-  publish::Snapshot s;
+      for (const metrics::FamilySpec& f : g->families) names.insert(std::string(f.name));
+  model::Snapshot s;
   s.complete = true;
   s.clusters.push_back(std::move(cluster));
   std::vector<prometheus::MetricFamily> families;
-  for (auto& f : publish::BuildFamilies(s))
+  for (auto& f : metrics::BuildFamilies(s))
     if (names.count(f.name)) families.push_back(std::move(f));
   return prometheus::TextSerializer().Serialize(families);
 }
 
-inline std::string RenderAttribution(const attribution::Attribution& a) {
-  publish::ClusterSnapshot cs;
-  cs.cluster = a.cluster;
-  auto out = std::make_shared<publish::CycleOutput>();
-  out->attribution = a;
-  cs.latest.output = std::move(out);
+// The attribution groups' text of one cycle's output (its attribution and node health).
+inline std::string RenderAttribution(const model::CycleOutput& out) {
+  model::ClusterSnapshot cs;
+  cs.cluster = out.attribution.cluster;
+  cs.latest.output = std::make_shared<model::CycleOutput>(out);
   return RenderGroups(std::move(cs), {"devices", "pods", "namespaces", "node_power", "health"});
 }
 
 // An attribution that exercises every family and label of the attribution groups (all tiers, MIG,
 // a time-sliced device, an unrequested pod, candidate pods of a whole GPU and a slice, an idle
-// pod, health issues on a whole GPU and a slice), for publish tests.
-inline attribution::Attribution RichAttribution(const std::string& cluster = "test") {
+// pod, health issues on a whole GPU and a slice), for metrics and report tests: the stages' output.
+inline model::CycleOutput RichOutput(const std::string& cluster = "test") {
   static const kube::ClusterObjects* objects = [] {
     auto* o = new kube::ClusterObjects;
     kube::Pod cand;
@@ -174,7 +174,11 @@ inline attribution::Attribution RichAttribution(const std::string& cluster = "te
        {std::pair<std::string, std::string>{"n1", dcgm}, {"n2", proc}, {"n3", plain}})
     if (auto e = ReadExporter("gpu", "exp-" + node, node, body))
       c.exporters.push_back(std::move(*e));
-  return AttributeCase(c, cluster);
+  return RunCase(c, cluster);
+}
+
+inline attribution::Attribution RichAttribution(const std::string& cluster = "test") {
+  return RichOutput(cluster).attribution;
 }
 
 inline std::vector<std::filesystem::path> AttributionScenarioDirs() {

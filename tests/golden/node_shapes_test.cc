@@ -25,7 +25,7 @@ using attribution::Sharing;
 
 struct Shape {
   AttributionCase c;
-  publish::CycleOutput out;
+  model::CycleOutput out;
 };
 
 Shape LoadShape(const std::string& name) {

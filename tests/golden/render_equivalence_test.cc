@@ -19,8 +19,9 @@
 #include "golden/attribution_harness.h"
 #include "golden/rich_snapshot.h"
 #include "gpuattr/expo/parser.h"
-#include "gpuattr/publish/families.h"
-#include "gpuattr/publish/text_writer.h"
+#include "gpuattr/metrics/families.h"
+#include "gpuattr/metrics/text_writer.h"
+#include "support/family_collector.h"
 #include "support/promtool.h"
 
 namespace gpuattr::testing {
@@ -122,10 +123,10 @@ std::string Describe(const Series& s) {
 }
 
 // The whole comparison; returns the number of series compared.
-size_t ExpectEquivalent(const publish::Snapshot& snapshot, const std::string& what) {
+size_t ExpectEquivalent(const model::Snapshot& snapshot, const std::string& what) {
   const std::string reference =
-      prometheus::TextSerializer().Serialize(publish::BuildFamilies(snapshot));
-  const std::string streamed = publish::RenderText(snapshot);
+      prometheus::TextSerializer().Serialize(metrics::BuildFamilies(snapshot));
+  const std::string streamed = metrics::RenderText(snapshot);
   const std::vector<Family> ref = Read(reference, what + " (prometheus-cpp)");
   const std::vector<Family> got = Read(streamed, what + " (streamed)");
   std::vector<std::string> ref_names, got_names;
@@ -152,32 +153,32 @@ size_t ExpectEquivalent(const publish::Snapshot& snapshot, const std::string& wh
   return compared;
 }
 
-publish::Snapshot OneCluster(publish::ClusterSnapshot c) {
-  publish::Snapshot s;
+model::Snapshot OneCluster(model::ClusterSnapshot c) {
+  model::Snapshot s;
   s.complete = true;
   s.clusters.push_back(std::move(c));
   return s;
 }
 
 // A cluster whose latest cycle is the scenario through the daemon's stages (all groups).
-publish::ClusterSnapshot ScenarioCluster(const fs::path& dir, const std::string& cluster) {
+model::ClusterSnapshot ScenarioCluster(const fs::path& dir, const std::string& cluster) {
   auto c = LoadAttributionCase(dir);
   EXPECT_TRUE(c.ok()) << dir << ": " << (c.ok() ? "" : c.error().message);
-  publish::ClusterSnapshot cs;
+  model::ClusterSnapshot cs;
   cs.cluster = cluster;
   cs.cycles = 7;
   cs.cycle_duration_seconds = 0.125;
   cs.last_success_unix_seconds = cs.last_attempt_unix_seconds = 1764460800;
   cs.latest.up = true;
   cs.latest.apiserver_requests[{"list", "pods", "200"}] = 1;
-  if (c.ok()) cs.latest.output = std::make_shared<publish::CycleOutput>(RunCase(*c, cluster));
+  if (c.ok()) cs.latest.output = std::make_shared<model::CycleOutput>(RunCase(*c, cluster));
   return cs;
 }
 
 class RenderEquivalence : public ::testing::TestWithParam<fs::path> {};
 
 TEST_P(RenderEquivalence, StreamedTextEqualsPrometheusCpp) {
-  const publish::Snapshot s = OneCluster(ScenarioCluster(GetParam(), "test"));
+  const model::Snapshot s = OneCluster(ScenarioCluster(GetParam(), "test"));
   EXPECT_GT(ExpectEquivalent(s, GetParam().filename().string()), 10u);
 }
 
@@ -197,26 +198,26 @@ TEST(RenderEquivalenceSuite, ThereAreGoldenScenarios) {
 }
 
 TEST(RenderEquivalenceSuite, RichSnapshotOfEveryFamily) {
-  const publish::Snapshot s = RichSnapshot();
+  const model::Snapshot s = RichSnapshot();
   EXPECT_GT(ExpectEquivalent(s, "rich"), 50u);
 }
 
 // Several clusters: each group adds one cluster's families after the other, the writer must still
 // put each family's series together, in table order, as the reference does.
 TEST(RenderEquivalenceSuite, EveryScenarioAsOneClusterOfOneSnapshot) {
-  publish::Snapshot s;
+  model::Snapshot s;
   s.complete = true;
   for (const fs::path& dir : AttributionScenarioDirs())
     s.clusters.push_back(ScenarioCluster(dir, dir.filename().string()));
-  for (publish::ClusterSnapshot& c : RichSnapshot().clusters) s.clusters.push_back(c);
+  for (model::ClusterSnapshot& c : RichSnapshot().clusters) s.clusters.push_back(c);
   EXPECT_GT(ExpectEquivalent(s, "all scenarios"), 100u);
 }
 
 TEST(RenderEquivalenceSuite, StreamedTextIsPromtoolClean) {
-  publish::Snapshot s = RichSnapshot();
+  model::Snapshot s = RichSnapshot();
   for (const fs::path& dir : AttributionScenarioDirs())
     s.clusters.push_back(ScenarioCluster(dir, dir.filename().string()));
-  auto lint = PromtoolCheckMetrics(publish::RenderText(s));
+  auto lint = PromtoolCheckMetrics(metrics::RenderText(s));
   if (!lint.available) GTEST_SKIP() << "/usr/bin/promtool is not installed";
   EXPECT_EQ(lint.exit_code, 0) << lint.printed;
   EXPECT_EQ(lint.printed, "");

@@ -1,6 +1,6 @@
 // A snapshot that exercises every family of the table: two clusters, one with every group's data
 // (devices, pods, namespaces, node power, allocation, inference, ledger, health, discovery and
-// self-metrics), the other down with a name that needs escaping. For publish tests.
+// self-metrics), the other down with a name that needs escaping. For metrics and report tests.
 #pragma once
 
 #include <memory>
@@ -10,15 +10,15 @@
 #include "gpuattr/discovery/report.h"
 #include "gpuattr/inference/inference.h"
 #include "gpuattr/ledger/ledger.h"
-#include "gpuattr/publish/snapshot.h"
+#include "gpuattr/model/snapshot.h"
 #include "support/snapshots.h"
 
 namespace gpuattr::testing {
 
-inline publish::Snapshot RichSnapshot() {
-  publish::Snapshot s;
+inline model::Snapshot RichSnapshot() {
+  model::Snapshot s;
   s.complete = true;
-  publish::ClusterSnapshot a;
+  model::ClusterSnapshot a;
   a.cluster = "kind-gpu";
   a.latest.up = true;
   a.cycles = 3;
@@ -46,8 +46,10 @@ inline publish::Snapshot RichSnapshot() {
   report->read_path = "exporters";
   report->read_path_reason = "below_threshold";
   a.latest.discovery = report;
-  publish::CycleOutput& out = MutableOutput(a);
-  out.attribution = RichAttribution(a.cluster);
+  model::CycleOutput& out = MutableOutput(a);
+  const model::CycleOutput rich = RichOutput(a.cluster);
+  out.attribution = rich.attribution;
+  out.node_health = rich.node_health;
   auto inference = std::make_shared<inference::InferenceView>();
   inference->cluster = a.cluster;
   inference::Server server;  // every inference value known
@@ -60,7 +62,7 @@ inline publish::Snapshot RichSnapshot() {
   out.inference = *inference;
   out.ledger = ledger::Ledger().Record(out.attribution, 1e9);
   out.allocation = RichAllocation(out.attribution);
-  publish::ClusterSnapshot b;
+  model::ClusterSnapshot b;
   b.cluster = "prod \"eu\"";  // label values are escaped by the serializer
   b.latest.up = false;
   b.cycles = 1;

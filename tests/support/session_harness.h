@@ -13,6 +13,7 @@
 #include "gpuattr/app/kube_session.h"
 #include "gpuattr/util/clock.h"
 #include "support/fake_apiserver.h"
+#include "support/fake_clock.h"
 #include "support/scenario.h"
 
 namespace gpuattr::testing {
@@ -23,7 +24,7 @@ struct SessionCycle {
   std::vector<std::string> errors;
   discovery::DiscoveryReport report;  // empty when the cycle did not get as far as discovery
   app::CycleInput input;              // likewise
-  publish::CycleResult result;
+  model::CycleResult result;
 };
 
 struct SessionHarness {

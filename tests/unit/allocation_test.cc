@@ -7,8 +7,9 @@
 
 #include "gpuattr/allocation/allocation.h"
 #include "gpuattr/allocation/resources.h"
-#include "gpuattr/publish/allocation.h"
-#include "gpuattr/publish/status_page.h"
+#include "gpuattr/metrics/allocation.h"
+#include "gpuattr/report/status_page.h"
+#include "support/family_collector.h"
 #include "support/snapshots.h"
 
 namespace gpuattr::allocation {
@@ -514,15 +515,15 @@ TEST(AllocationDra, SliceDevicesCountInNodeCapacityAndAllocatedResultsAsRequeste
   EXPECT_EQ(FindPod(a, "ml", "worker-1")->requested, (ResourceCounts{{"gpu.nvidia.com/gpu", 2}}));
 }
 
-// ---- publish ----------------------------------------------------------------------------------
+// ---- metrics ----------------------------------------------------------------------------------
 
 std::vector<prometheus::MetricFamily> Families(const Allocation& a) {
-  publish::Snapshot s;
-  publish::ClusterSnapshot c;
+  model::Snapshot s;
+  model::ClusterSnapshot c;
   c.cluster = a.cluster;
   gpuattr::testing::MutableOutput(c).allocation = a;
   s.clusters.push_back(c);
-  return publish::BuildFamilies(s);
+  return metrics::BuildFamilies(s);
 }
 
 const prometheus::MetricFamily* Family(const std::vector<prometheus::MetricFamily>& fs,
@@ -608,13 +609,13 @@ TEST(AllocationPublish, UnknownCapacityIsAbsentNotZero) {
 TEST(AllocationStatusPage, ListsPendingPodsWithTheirHintEscaped) {
   World w = MixedMigNode();
   w.Add(Unscheduled("ml", "wants-<2g>", {{"nvidia.com/mig-2g.20gb", 1}}));
-  publish::Snapshot s;
+  model::Snapshot s;
   s.complete = true;
-  publish::ClusterSnapshot c;
+  model::ClusterSnapshot c;
   c.cluster = "c1";
   gpuattr::testing::MutableOutput(c).allocation = w.Run();
   s.clusters.push_back(c);
-  std::string page = publish::RenderStatusPage(s, 5000);
+  std::string page = report::RenderStatusPage(s, 5000);
   EXPECT_NE(page.find("Pending GPU pods"), std::string::npos);
   EXPECT_NE(page.find("ml/wants-&lt;2g&gt;"), std::string::npos);
   EXPECT_NE(page.find("resource_not_offered"), std::string::npos);
@@ -623,7 +624,7 @@ TEST(AllocationStatusPage, ListsPendingPodsWithTheirHintEscaped) {
   EXPECT_NE(page.find("The cluster offers: mig-1g.10gb \u00d746"), std::string::npos);
 
   gpuattr::testing::MutableOutput(s.clusters[0]).allocation = MixedMigNode().Run();
-  EXPECT_NE(publish::RenderStatusPage(s, 5000).find("No pending GPU pods."), std::string::npos);
+  EXPECT_NE(report::RenderStatusPage(s, 5000).find("No pending GPU pods."), std::string::npos);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "gpuattr/app/shutdown.h"
 #include "gpuattr/util/clock.h"
 #include "gpuattr/util/log.h"
+#include "support/fake_clock.h"
 
 namespace gpuattr::app {
 namespace {
@@ -29,8 +30,8 @@ class FakeSession : public ClusterSession {
  public:
   explicit FakeSession(std::string name, bool up = true) : up_(up), name_(std::move(name)) {}
   std::string Cluster() const override { return name_; }
-  publish::CycleResult RunCycle() override {
-    publish::CycleResult r;
+  model::CycleResult RunCycle() override {
+    model::CycleResult r;
     int n = ++cycles_;
     if (block_until_cancel_) {
       std::unique_lock<std::mutex> lock(mu_);
@@ -41,7 +42,7 @@ class FakeSession : public ClusterSession {
     r.up = up_.load();
     if (!r.up) r.errors.push_back("apiserver \"https://10.0.0.1\" refused the connection <x>");
     if (r.up && with_output_) {
-      auto out = std::make_shared<publish::CycleOutput>();
+      auto out = std::make_shared<model::CycleOutput>();
       out->ledger.recorded_unix = n;  // tells the cycles apart
       r.output = out;
     }
@@ -101,7 +102,7 @@ class AppLoopTest : public ::testing::Test {
 };
 
 TEST_F(AppLoopTest, PublishesOnlyCompleteSnapshotsAndKeepsLastSuccess) {
-  auto store = std::make_shared<publish::SnapshotStore>();
+  auto store = std::make_shared<metrics::SnapshotStore>();
   SessionList sessions;
   sessions.push_back(std::make_unique<FakeSession>("a"));
   sessions.push_back(std::make_unique<FakeSession>("b", false));
@@ -150,11 +151,11 @@ TEST_F(AppLoopTest, ClustersRunInParallel) {
    public:
     MeetSession(std::string n, Rendezvous& r) : name_(std::move(n)), r_(r) {}
     std::string Cluster() const override { return name_; }
-    publish::CycleResult RunCycle() override {
+    model::CycleResult RunCycle() override {
       std::unique_lock<std::mutex> lock(r_.mu);
       r_.arrived++;
       r_.cv.notify_all();
-      publish::CycleResult res;
+      model::CycleResult res;
       res.up = r_.cv.wait_for(lock, 5s, [&] { return r_.arrived >= 2; });
       return res;
     }
@@ -167,7 +168,7 @@ TEST_F(AppLoopTest, ClustersRunInParallel) {
   SessionList sessions;
   sessions.push_back(std::make_unique<MeetSession>("x", r));
   sessions.push_back(std::make_unique<MeetSession>("y", r));
-  CycleLoop loop(std::move(sessions), std::make_shared<publish::SnapshotStore>());
+  CycleLoop loop(std::move(sessions), std::make_shared<metrics::SnapshotStore>());
   auto snap = loop.RunOnce();
   EXPECT_TRUE(snap->clusters[0].latest.up);
   EXPECT_TRUE(snap->clusters[1].latest.up);
@@ -177,7 +178,7 @@ TEST_F(AppLoopTest, ClustersRunInParallel) {
 // stale_after after the last success; then it is dropped (and the cluster is down).
 TEST_F(AppLoopTest, LastGoodOutputIsServedUntilStaleAfterThenDropped) {
   FakeClock clock;
-  auto store = std::make_shared<publish::SnapshotStore>();
+  auto store = std::make_shared<metrics::SnapshotStore>();
   SessionList sessions;
   sessions.push_back(std::make_unique<FakeSession>("a"));
   auto* a = static_cast<FakeSession*>(sessions[0].get());
@@ -212,10 +213,10 @@ TEST_F(AppLoopTest, LastGoodOutputIsServedUntilStaleAfterThenDropped) {
 }
 
 TEST(AppLoopRecord, FailedCyclesKeepOutputAndDiscoveryAndTheSuccessTime) {
-  publish::ClusterSnapshot c;
-  publish::CycleResult good;
+  model::ClusterSnapshot c;
+  model::CycleResult good;
   good.up = true;
-  good.output = std::make_shared<publish::CycleOutput>();
+  good.output = std::make_shared<model::CycleOutput>();
   auto report = std::make_shared<discovery::DiscoveryReport>();
   report->exporters.resize(2);
   report->exporters[0].pod = "dcgm-a";
@@ -227,7 +228,7 @@ TEST(AppLoopRecord, FailedCyclesKeepOutputAndDiscoveryAndTheSuccessTime) {
   RecordCycle(c, good, 0.5, 1000);
   EXPECT_EQ(c.last_success_unix_seconds, 1000.0);
 
-  publish::CycleResult bad;  // the apiserver is down: no discovery either
+  model::CycleResult bad;  // the apiserver is down: no discovery either
   bad.errors = {"down"};
   RecordCycle(c, bad, 0.2, 1020);
   EXPECT_EQ(c.latest.output, good.output);
@@ -243,9 +244,9 @@ TEST(AppLoopRecord, FailedCyclesKeepOutputAndDiscoveryAndTheSuccessTime) {
   EXPECT_EQ(c.last_attempt_unix_seconds, 1020.0);
   EXPECT_EQ(c.cycles, 2u);
 
-  publish::CycleResult silent;  // discovery ran (every exporter failed), the cycle did not
+  model::CycleResult silent;  // discovery ran (every exporter failed), the cycle did not
   silent.discovery = std::make_shared<discovery::DiscoveryReport>();
-  silent.output = std::make_shared<publish::CycleOutput>();  // a failed cycle's output is ignored
+  silent.output = std::make_shared<model::CycleOutput>();  // a failed cycle's output is ignored
   RecordCycle(c, silent, 0.2, 1040);
   EXPECT_EQ(c.latest.discovery, silent.discovery);  // the fresh report says why
   EXPECT_EQ(c.latest.output, good.output);
@@ -260,7 +261,7 @@ TEST(AppLoopRecord, FailedCyclesKeepOutputAndDiscoveryAndTheSuccessTime) {
 // the other's data keeps its 100 ms interval meanwhile, each of its cycles published at once.
 TEST_F(AppLoopTest, ASlowClusterNeverDelaysAnotherOnesData) {
   ASSERT_TRUE(Shutdown::Instance().Install().ok());
-  auto store = std::make_shared<publish::SnapshotStore>();
+  auto store = std::make_shared<metrics::SnapshotStore>();
   SessionList sessions;
   sessions.push_back(std::make_unique<FakeSession>("healthy"));
   sessions.push_back(std::make_unique<FakeSession>("dead-target"));
@@ -309,7 +310,7 @@ TEST_F(AppLoopTest, SigtermStopsTheLoopDuringTheWait) {
   SessionList sessions;
   sessions.push_back(std::make_unique<FakeSession>("a"));
   auto* a = static_cast<FakeSession*>(sessions[0].get());
-  CycleLoop loop(std::move(sessions), std::make_shared<publish::SnapshotStore>());
+  CycleLoop loop(std::move(sessions), std::make_shared<metrics::SnapshotStore>());
   // An interval of an hour: only the signal can end the wait.
   auto done = std::async(std::launch::async, [&] { loop.RunUntilShutdown(std::chrono::hours(1)); });
   for (int i = 0; i < 1000 && a->cycles_ == 0; ++i) std::this_thread::sleep_for(10ms);
@@ -329,7 +330,7 @@ TEST_F(AppLoopTest, ShutdownMidCycleCancelsTheSessions) {
   sessions.push_back(std::make_unique<FakeSession>("slow"));
   auto* slow = static_cast<FakeSession*>(sessions[0].get());
   slow->block_until_cancel_ = true;
-  CycleLoop loop(std::move(sessions), std::make_shared<publish::SnapshotStore>());
+  CycleLoop loop(std::move(sessions), std::make_shared<metrics::SnapshotStore>());
   auto done = std::async(std::launch::async, [&] { return loop.RunOnce(); });
   ASSERT_TRUE(slow->WaitEntered());
   ASSERT_EQ(kill(getpid(), SIGINT), 0);

@@ -52,7 +52,7 @@ TEST(WebConfig, ReadsTheExporterToolkitFormat) {
   EXPECT_EQ(r->tls->key_file, "/abs/server.key");
   EXPECT_EQ(r->tls->client_ca_file, "/etc/gpuattr/clients.crt");
   // exporter-toolkit: a client CA without a client_auth_type verifies and requires.
-  EXPECT_EQ(r->tls->client_auth, publish::ClientAuth::kRequireAndVerifyClientCert);
+  EXPECT_EQ(r->tls->client_auth, http::ClientAuth::kRequireAndVerifyClientCert);
   EXPECT_EQ(r->tls->min_version, TLS1_3_VERSION);
   ASSERT_EQ(r->users.size(), 2u);
   EXPECT_EQ(r->users[0].username, "prometheus");
@@ -70,7 +70,7 @@ TEST(WebConfig, ReadsTheExporterToolkitFormat) {
       "tls_server_config: {cert_file: c, key_file: k, client_auth_type: "
       "RequestClientCert}\n");
   ASSERT_TRUE(request.ok()) << request.error().message;
-  EXPECT_EQ(request->tls->client_auth, publish::ClientAuth::kRequestClientCert);
+  EXPECT_EQ(request->tls->client_auth, http::ClientAuth::kRequestClientCert);
   EXPECT_EQ(request->tls->min_version, TLS1_2_VERSION);  // the default
 }
 
@@ -142,7 +142,7 @@ TEST(WebConfig, DeprecatedPasswordFilesBecomeBcryptUsers) {
   EXPECT_EQ(sec->tls->cert_file, "c.pem");
   ASSERT_EQ(sec->users.size(), 1u);
   EXPECT_THAT(sec->users[0].hash, StartsWith("$2b$"));
-  auto auth = publish::BasicAuth::Make(sec->users);
+  auto auth = http::BasicAuth::Make(sec->users);
   ASSERT_TRUE(auth.ok());
   EXPECT_TRUE((*auth)->Check("Basic cHJvbTpzM2NyZXQ="));  // prom:s3cret
   EXPECT_FALSE((*auth)->Check("Basic cHJvbTpzM2NyZXR4"));
@@ -166,7 +166,7 @@ TEST(WebConfig, TheDocumentedExampleIsValid) {
   ASSERT_TRUE(r->tls);
   EXPECT_EQ(r->tls->cert_file, "/etc/gpuattr/server.crt");
   ASSERT_EQ(r->users.size(), 1u);
-  auto auth = publish::BasicAuth::Make(r->users);
+  auto auth = http::BasicAuth::Make(r->users);
   ASSERT_TRUE(auth.ok());
   EXPECT_TRUE((*auth)->Check("Basic cHJvbWV0aGV1czp0ZXN0"));  // prometheus:test
 }

@@ -1,12 +1,12 @@
 // Every gpuattr_* family a dashboard or an alert rule queries is one gpuattr emits (the family
-// table in src/publish/). A renamed family fails here instead of leaving an empty panel.
+// table in src/metrics/). A renamed family fails here instead of leaving an empty panel.
 #include <gtest/gtest.h>
 
 #include <map>
 #include <set>
 #include <string>
 
-#include "gpuattr/publish/families.h"
+#include "gpuattr/metrics/families.h"
 #include "support/dashboards.h"
 
 namespace gpuattr::testing {
@@ -14,8 +14,8 @@ namespace {
 
 std::set<std::string> EmittedFamilies() {
   std::set<std::string> out;
-  for (const publish::FamilyGroup* g : publish::FamilyGroups())
-    for (const publish::FamilySpec& f : g->families) out.insert(std::string(f.name));
+  for (const metrics::FamilyGroup* g : metrics::FamilyGroups())
+    for (const metrics::FamilySpec& f : g->families) out.insert(std::string(f.name));
   return out;
 }
 

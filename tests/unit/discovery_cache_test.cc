@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "gpuattr/util/clock.h"
+#include "support/fake_clock.h"
 
 namespace gpuattr::discovery {
 namespace {

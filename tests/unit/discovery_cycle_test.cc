@@ -7,10 +7,13 @@
 
 #include "gpuattr/discovery/discovery.h"
 #include "gpuattr/kube/api_client.h"
-#include "gpuattr/publish/discovery_metrics.h"
-#include "gpuattr/publish/families.h"
+#include "gpuattr/metrics/discovery_metrics.h"
+#include "gpuattr/metrics/families.h"
+#include "gpuattr/report/status_page.h"
 #include "gpuattr/sources/body.h"
+#include "support/fake_clock.h"
 #include "support/fake_transport.h"
+#include "support/family_collector.h"
 #include "support/pods.h"
 
 namespace gpuattr::discovery {
@@ -215,12 +218,12 @@ TEST(DiscoveryFamilies, ExporterAndCandidateSeries) {
   f.transport->SetDefault(kDcgmPath, FakeReply::Json(kDcgmBody));
   f.transport->SetDefault(kGfdPath, FakeReply::Json("not exposition at all\n", 503));
   DiscoveryResult c = f.discovery->RunCycle(*f.fetcher, *GpuCluster());
-  publish::FamilyCollector w;
-  publish::AddDiscoveryFamilies(c.report, w);
+  metrics::FamilyCollector w;
+  metrics::AddDiscoveryFamilies(c.report, w);
   auto fams = std::move(w).Finish();
   std::map<std::string, const prometheus::MetricFamily*> by_name;
   for (const auto& fam : fams) by_name[fam.name] = &fam;
-  for (const auto& spec : publish::DiscoveryFamilySpecs())
+  for (const auto& spec : metrics::DiscoveryFamilySpecs())
     ASSERT_TRUE(by_name.count(std::string(spec.name))) << spec.name;
   const auto& up = *by_name["gpuattr_exporter_up"];
   ASSERT_EQ(up.metric.size(), 2u);
@@ -239,7 +242,7 @@ TEST(DiscoveryFamilies, ExporterAndCandidateSeries) {
   EXPECT_EQ(by_name["gpuattr_discovery_candidates"]->metric.size(), 7u);
   // Every rejection reason of the exporter that was read, 0 included; none for the one down.
   EXPECT_EQ(by_name["gpuattr_exporter_rejected_lines"]->metric.size(), 5u);
-  std::string html = publish::RenderDiscoverySection(c.report, 0);
+  std::string html = report::RenderDiscoverySection(c.report, 0);
   EXPECT_NE(html.find("dcgm-exporter-a"), std::string::npos);
   EXPECT_NE(html.find("503"), std::string::npos);
 }
@@ -272,7 +275,7 @@ TEST(DiscoveryCycle, PortlessPodsAreNeverProbedAndInferenceProbesKeepTheBudget) 
   EXPECT_EQ(c1.report.waiting_first_probe, 5u);  // 8 inference candidates, 3 probed
   EXPECT_EQ(c1.report.outcome_counts.at("waiting"), 5u);
   EXPECT_EQ(f.transport->CountRequests("/api/v1/namespaces/ml/"), 3u);
-  std::string html = publish::RenderDiscoverySection(c1.report, 0);
+  std::string html = report::RenderDiscoverySection(c1.report, 0);
   EXPECT_NE(html.find("20 pods skipped: no declared port"), std::string::npos) << html;
   EXPECT_NE(html.find("5 inference candidates wait for a first probe"), std::string::npos);
 

@@ -6,6 +6,7 @@
 
 #include "gpuattr/discovery/discovery.h"
 #include "gpuattr/kube/api_client.h"
+#include "support/fake_clock.h"
 #include "support/fake_transport.h"
 #include "support/pods.h"
 

@@ -6,8 +6,10 @@
 #include "gpuattr/discovery/discovery.h"
 #include "gpuattr/discovery/query_api.h"
 #include "gpuattr/kube/api_client.h"
-#include "gpuattr/publish/discovery_metrics.h"
-#include "gpuattr/publish/families.h"
+#include "gpuattr/metrics/discovery_metrics.h"
+#include "gpuattr/metrics/families.h"
+#include "gpuattr/report/status_page.h"
+#include "support/fake_clock.h"
 #include "support/fake_transport.h"
 #include "support/pods.h"
 
@@ -232,14 +234,14 @@ TEST(ReadPath, TheMetricSaysWhichPath) {
   Fixture f(/*above=*/3, /*nodes=*/4, "monitoring");
   auto o = Cluster(4, "monitoring");
   DiscoveryResult r = f.discovery->RunCycle(*f.fetcher, *o);
-  publish::Snapshot s;
+  model::Snapshot s;
   s.complete = true;
-  publish::ClusterSnapshot c;
+  model::ClusterSnapshot c;
   c.cluster = "test";
   c.latest.up = true;
   c.latest.discovery = std::make_shared<const DiscoveryReport>(r.report);
   s.clusters.push_back(c);
-  const std::string text = publish::RenderText(s);
+  const std::string text = metrics::RenderText(s);
   EXPECT_NE(text.find("gpuattr_discovery_read_path{cluster=\"test\",path=\"query_api\","
                       "reason=\"preferred\"} 1"),
             std::string::npos)
@@ -251,7 +253,7 @@ TEST(ReadPath, TheStatusPageSaysWhichPathAndWhy) {
   auto o = Cluster(4, "monitoring");
   DiscoveryReport r = f.discovery->RunCycle(*f.fetcher, *o).report;
   r.shard = "shard 1 of 3 owns 2 of 5 nodes";
-  const std::string page = publish::RenderDiscoverySection(r, 1700000000);
+  const std::string page = report::RenderDiscoverySection(r, 1700000000);
   EXPECT_NE(page.find("GPU series read from a query API (preferred): 4 GPU nodes, more than 3 "
                       "(discovery.query_api_above_gpu_nodes): the GPU series come from the "
                       "trusted query API monitoring/prometheus-k8s:9090"),

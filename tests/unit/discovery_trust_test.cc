@@ -7,10 +7,12 @@
 
 #include "gpuattr/discovery/discovery.h"
 #include "gpuattr/kube/api_client.h"
-#include "gpuattr/publish/discovery_metrics.h"
-#include "gpuattr/publish/families.h"
-#include "gpuattr/publish/status_page.h"
+#include "gpuattr/metrics/discovery_metrics.h"
+#include "gpuattr/metrics/families.h"
+#include "gpuattr/report/status_page.h"
+#include "support/fake_clock.h"
 #include "support/fake_transport.h"
+#include "support/family_collector.h"
 #include "support/pods.h"
 
 namespace gpuattr::discovery {
@@ -129,13 +131,13 @@ TEST(DiscoveryTrust, TheStatusPageSaysHowToTrustIt) {
   f.Add(Forger());
   f.transport->SetDefault(Path("finance", "gpu-helper-0", 9400), FakeReply::Json(kDcgmBody));
   DiscoveryResult r = f.Cycle();
-  publish::Snapshot s;
+  model::Snapshot s;
   s.complete = true;
-  publish::ClusterSnapshot c;
+  model::ClusterSnapshot c;
   c.cluster = "test";
   c.latest.discovery = std::make_shared<const DiscoveryReport>(r.report);
   s.clusters.push_back(c);
-  const std::string page = publish::RenderStatusPage(s, 1764460800);
+  const std::string page = report::RenderStatusPage(s, 1764460800);
   EXPECT_THAT(page, HasSubstr("1 candidate serves GPU series from a pod that may not speak for "
                               "GPUs: not read (untrusted)"));
   EXPECT_THAT(page, HasSubstr("<details open>"));
@@ -220,8 +222,8 @@ TEST(DiscoveryTrust, RejectedLinesAreCountedPerExporterAndPublished) {
   EXPECT_FALSE(d.records[0].pod);
   EXPECT_FALSE(d.records[0].values.power_watts);
 
-  publish::FamilyCollector w;
-  publish::AddDiscoveryFamilies(r.report, w);
+  metrics::FamilyCollector w;
+  metrics::AddDiscoveryFamilies(r.report, w);
   std::string text;
   for (const auto& fam : std::move(w).Finish())
     if (fam.name == "gpuattr_exporter_rejected_lines")

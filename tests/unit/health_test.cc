@@ -11,8 +11,9 @@
 
 #include "golden/attribution_harness.h"
 #include "gpuattr/health/health.h"
-#include "gpuattr/publish/health.h"
-#include "gpuattr/publish/status_page.h"
+#include "gpuattr/metrics/health.h"
+#include "gpuattr/report/status_page.h"
+#include "support/family_collector.h"
 #include "support/paths.h"
 #include "support/promtool.h"
 #include "support/snapshots.h"
@@ -308,13 +309,13 @@ namespace {
 namespace fs = std::filesystem;
 using health::State;
 
-attribution::Attribution AttributeText(const kube::ClusterObjects& objects, const std::string& node,
-                                       const std::string& body) {
+model::CycleOutput AttributeText(const kube::ClusterObjects& objects, const std::string& node,
+                                 const std::string& body) {
   auto e = ReadExporter("gpu", "dcgm-" + node, node, body);
   EXPECT_TRUE(e.ok());
   std::vector<sources::ExporterReadings> exporters;
   if (e.ok()) exporters.push_back(std::move(*e));
-  return AttributeCase(AttributionCase{"case", objects, std::move(exporters)});
+  return RunCase(AttributionCase{"case", objects, std::move(exporters)});
 }
 
 const attribution::Device* FindDevice(const attribution::Attribution& a, const std::string& gpu,
@@ -337,7 +338,8 @@ TEST(HealthAttribution, MigSlicesInheritTheirCardsHealth) {
                      MigLine("DCGM_FI_DEV_XID_ERRORS", "0", "7", "79") +  // on one slice only
                      MigLine("DCGM_FI_DEV_POWER_USAGE", "1", "1", "50") +
                      MigLine("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "1", "1", "0");
-  auto a = AttributeText(objects, "n1", body);
+  const model::CycleOutput out = AttributeText(objects, "n1", body);
+  const attribution::Attribution& a = out.attribution;
   const auto* s7 = FindDevice(a, "0", "7");
   const auto* s8 = FindDevice(a, "0", "8");
   const auto* s1 = FindDevice(a, "1", "1");
@@ -347,8 +349,8 @@ TEST(HealthAttribution, MigSlicesInheritTheirCardsHealth) {
   ASSERT_EQ(s8->health.issues.size(), 1u);
   EXPECT_EQ(s8->health.issues[0].detail, "last XID 79: GPU has fallen off the bus");
   EXPECT_EQ(s1->health.state, State::kOk);
-  ASSERT_EQ(a.node_health.size(), 1u);
-  EXPECT_EQ(a.node_health[0].state, State::kCritical);
+  ASSERT_EQ(out.node_health.size(), 1u);
+  EXPECT_EQ(out.node_health[0].state, State::kCritical);
 }
 
 TEST(HealthAttribution, MigOnlyNodeWithoutHealthFieldsIsUnknownNeverOk) {
@@ -360,12 +362,13 @@ TEST(HealthAttribution, MigOnlyNodeWithoutHealthFieldsIsUnknownNeverOk) {
   objects.nodes[n.name] = n;
   std::string body = MigLine("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "0", "7", "0.5") +
                      MigLine("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "0", "8", "0.1");
-  auto a = AttributeText(objects, "mig-node", body);
+  const model::CycleOutput out = AttributeText(objects, "mig-node", body);
+  const attribution::Attribution& a = out.attribution;
   ASSERT_EQ(a.devices.size(), 2u);
   for (const auto& d : a.devices) EXPECT_EQ(d.health.state, State::kUnknown);
-  ASSERT_EQ(a.node_health.size(), 1u);
-  EXPECT_EQ(a.node_health[0].node, "mig-node");
-  EXPECT_EQ(a.node_health[0].state, State::kUnknown);
+  ASSERT_EQ(out.node_health.size(), 1u);
+  EXPECT_EQ(out.node_health[0].node, "mig-node");
+  EXPECT_EQ(out.node_health[0].state, State::kUnknown);
 }
 
 TEST(HealthAttribution, ProcessExporterDevicesAreUnknown) {
@@ -378,18 +381,20 @@ TEST(HealthAttribution, ProcessExporterDevicesAreUnknown) {
   ASSERT_TRUE(e.ok());
   std::vector<sources::ExporterReadings> exporters;
   exporters.push_back(std::move(*e));
-  auto a = AttributeCase(AttributionCase{"case", objects, std::move(exporters)});
+  const model::CycleOutput out = RunCase(AttributionCase{"case", objects, std::move(exporters)});
+  const attribution::Attribution& a = out.attribution;
   ASSERT_EQ(a.devices.size(), 1u);
   EXPECT_EQ(a.devices[0].health.state, State::kUnknown);
-  ASSERT_EQ(a.node_health.size(), 1u);
-  EXPECT_EQ(a.node_health[0].state, State::kUnknown);
+  ASSERT_EQ(out.node_health.size(), 1u);
+  EXPECT_EQ(out.node_health[0].state, State::kUnknown);
 }
 
 // Every gpuattr_device_health and gpuattr_node_health label set (without `state`) has the four
 // states with exactly one at 1; every device and every node with a device has its series.
-void ExpectOneHot(const attribution::Attribution& a, const std::string& what) {
-  publish::FamilyCollector w;
-  publish::WriteHealth(a, w);
+void ExpectOneHot(const model::CycleOutput& out, const std::string& what) {
+  const attribution::Attribution& a = out.attribution;
+  metrics::FamilyCollector w;
+  metrics::WriteHealth(out, w);
   auto families = std::move(w).Finish();
   std::map<std::string, std::map<std::string, double>> by_family_key;
   size_t device_series = 0, node_series = 0;
@@ -419,9 +424,9 @@ void ExpectOneHot(const attribution::Attribution& a, const std::string& what) {
   std::set<std::string> device_nodes;
   for (const auto& d : a.devices) device_nodes.insert(d.id.node);
   std::set<std::string> health_nodes;
-  for (const auto& n : a.node_health) health_nodes.insert(n.node);
+  for (const auto& n : out.node_health) health_nodes.insert(n.node);
   for (const std::string& n : device_nodes) EXPECT_TRUE(health_nodes.count(n)) << what << " " << n;
-  EXPECT_EQ(node_series, 4 * a.node_health.size()) << what;
+  EXPECT_EQ(node_series, 4 * out.node_health.size()) << what;
 }
 
 TEST(HealthAttribution, OneHotOnEveryAttributionScenario) {
@@ -430,13 +435,13 @@ TEST(HealthAttribution, OneHotOnEveryAttributionScenario) {
   for (const fs::path& dir : dirs) {
     auto c = LoadAttributionCase(dir);
     ASSERT_TRUE(c.ok()) << c.error().message;
-    auto a = AttributeCase(*c);
-    ExpectOneHot(a, dir.filename().string());
+    const model::CycleOutput out = RunCase(*c);
+    ExpectOneHot(out, dir.filename().string());
     // GPU nodes from the objects get a series too.
     for (const auto& [key, node] : c->objects.nodes) {
       if (!health::IsGpuNode(node)) continue;
       const std::string& name = key;  // clang 14 cannot capture a structured binding
-      EXPECT_TRUE(std::any_of(a.node_health.begin(), a.node_health.end(),
+      EXPECT_TRUE(std::any_of(out.node_health.begin(), out.node_health.end(),
                               [&](const health::NodeHealth& h) { return h.node == name; }))
           << dir.filename() << " " << name;
     }
@@ -446,10 +451,11 @@ TEST(HealthAttribution, OneHotOnEveryAttributionScenario) {
 TEST(HealthAttribution, HealthScenarioStates) {
   auto c = LoadAttributionCase(FixturePath("scenarios/attr-health"));
   ASSERT_TRUE(c.ok()) << c.error().message;
-  auto a = AttributeCase(*c);
+  const model::CycleOutput out = RunCase(*c);
+  const attribution::Attribution& a = out.attribution;
   std::map<std::string, State> devices, nodes;
   for (const auto& d : a.devices) devices[attribution::DeviceIdText(d.id)] = d.health.state;
-  for (const auto& n : a.node_health) nodes[n.node] = n.state;
+  for (const auto& n : out.node_health) nodes[n.node] = n.state;
   EXPECT_EQ(devices, (std::map<std::string, State>{{"health-a/0", State::kOk},
                                                    {"health-a/1", State::kWarning},
                                                    {"health-a/2", State::kCritical},
@@ -476,9 +482,10 @@ TEST(HealthAttribution, OneHotOnEveryRealCapture) {
     ++read;
     std::vector<sources::ExporterReadings> exporters;
     exporters.push_back(std::move(*e));
-    auto a = AttributeCase(AttributionCase{"case", objects, std::move(exporters)});
+    const model::CycleOutput out = RunCase(AttributionCase{"case", objects, std::move(exporters)});
+    const attribution::Attribution& a = out.attribution;
     EXPECT_FALSE(a.devices.empty()) << entry.path().filename();
-    ExpectOneHot(a, entry.path().filename().string());
+    ExpectOneHot(out, entry.path().filename().string());
   }
   EXPECT_GT(read, 5u);
 }
@@ -496,7 +503,8 @@ TEST(HealthAttribution, RealXidCaptureGivesCriticalAndWarningDevices) {
     exporters.push_back(std::move(*e));
   }
   kube::ClusterObjects objects;
-  auto a = AttributeCase(AttributionCase{"case", objects, std::move(exporters)});
+  const model::CycleOutput out = RunCase(AttributionCase{"case", objects, std::move(exporters)});
+  const attribution::Attribution& a = out.attribution;
   const auto* g0 = FindDevice(a, "0", std::nullopt);
   const auto* g2 = FindDevice(a, "2", std::nullopt);
   const auto* g3 = FindDevice(a, "3", std::nullopt);
@@ -506,10 +514,10 @@ TEST(HealthAttribution, RealXidCaptureGivesCriticalAndWarningDevices) {
   EXPECT_EQ(g3->health.state, State::kCritical);
   ASSERT_EQ(g3->health.issues.size(), 1u);
   EXPECT_EQ(g3->health.issues[0].detail, "last XID 79: GPU has fallen off the bus");
-  ASSERT_EQ(a.node_health.size(), 1u);
-  EXPECT_EQ(a.node_health[0].state, State::kCritical);
+  ASSERT_EQ(out.node_health.size(), 1u);
+  EXPECT_EQ(out.node_health[0].state, State::kCritical);
   // The published text passes promtool (labels with free text included).
-  std::string text = RenderAttribution(a);
+  std::string text = RenderAttribution(out);
   EXPECT_NE(text.find("gpuattr_device_health_issue{"), std::string::npos);
   auto lint = gpuattr::testing::PromtoolCheckMetrics(text);
   if (!lint.available) return;  // the health checks above still count
@@ -518,13 +526,15 @@ TEST(HealthAttribution, RealXidCaptureGivesCriticalAndWarningDevices) {
 }
 
 TEST(HealthStatusPage, ListsProblemDevicesWithTheirIssueText) {
-  publish::Snapshot s;
+  model::Snapshot s;
   s.complete = true;
-  publish::ClusterSnapshot c;
+  model::ClusterSnapshot c;
   c.cluster = "prod<eu>";
-  MutableOutput(c).attribution = RichAttribution(c.cluster);
+  const model::CycleOutput rich = RichOutput(c.cluster);
+  MutableOutput(c).attribution = rich.attribution;
+  MutableOutput(c).node_health = rich.node_health;
   s.clusters.push_back(c);
-  std::string page = publish::RenderStatusPage(s, 1764460800);
+  std::string page = report::RenderStatusPage(s, 1764460800);
   EXPECT_NE(page.find("<section id=\"health\"><h2>GPU health</h2>"), std::string::npos);
   EXPECT_NE(page.find("n1/0"), std::string::npos);
   EXPECT_NE(page.find("warning: last XID 31: GPU memory page fault"), std::string::npos);
@@ -539,13 +549,13 @@ TEST(HealthStatusPage, ListsProblemDevicesWithTheirIssueText) {
   health::HealthFields fields;
   fields.Add(ecc, {});
   a.devices[0].health = health::AssessDevice(fields);
-  page = publish::RenderStatusPage(s, 1764460800);
+  page = report::RenderStatusPage(s, 1764460800);
   EXPECT_NE(page.find("critical: 4 uncorrectable (double-bit) ECC errors since the driver loaded"),
             std::string::npos);
   EXPECT_EQ(a.devices[0].health.issues[0].detail.find('4'), std::string::npos);
 
-  MutableOutput(s.clusters[0]).attribution = {};
-  std::string quiet = publish::RenderStatusPage(s, 1764460800);
+  MutableOutput(s.clusters[0]) = model::CycleOutput{};
+  std::string quiet = report::RenderStatusPage(s, 1764460800);
   EXPECT_NE(quiet.find("No GPU or node reports a warning or a critical problem."),
             std::string::npos);
 }

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "support/fake_clock.h"
 #include "support/fake_transport.h"
 
 namespace gpuattr::kube {

@@ -9,6 +9,7 @@
 
 #include "gpuattr/kube/dra_versions.h"
 #include "gpuattr/kube/object_cache.h"
+#include "support/fake_clock.h"
 #include "support/fake_transport.h"
 
 namespace gpuattr::kube {

@@ -6,6 +6,7 @@
 #include <future>
 #include <thread>
 
+#include "support/fake_clock.h"
 #include "support/fake_transport.h"
 
 namespace gpuattr::kube {

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "gpuattr/kube/object_cache.h"
+#include "support/fake_clock.h"
 #include "support/fake_transport.h"
 
 namespace gpuattr::kube {

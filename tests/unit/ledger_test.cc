@@ -8,6 +8,7 @@
 #include <map>
 
 #include "gpuattr/util/clock.h"
+#include "support/fake_clock.h"
 
 namespace gpuattr::ledger {
 namespace {

@@ -7,11 +7,11 @@
 #include <sstream>
 #include <string>
 
-#include "gpuattr/publish/families.h"
-#include "gpuattr/publish/process_metrics.h"
+#include "gpuattr/metrics/families.h"
+#include "gpuattr/metrics/process_metrics.h"
 #include "support/paths.h"
 
-namespace gpuattr::publish {
+namespace gpuattr::metrics {
 namespace {
 
 // family name → type ("gauge"/"counter") from rows like "| `gpuattr_x` | gauge | ... |".
@@ -36,7 +36,7 @@ TEST(ReadmeMetrics, EveryTabledFamilyIsDocumentedWithItsType) {
       auto it = documented.find(std::string(f.name));
       ASSERT_NE(it, documented.end())
           << f.name << " (group " << g->name << ") is missing from the README metric table";
-      EXPECT_EQ(it->second, f.type == prometheus::MetricType::Counter ? "counter" : "gauge")
+      EXPECT_EQ(it->second, MetricTypeName(f.type))
           << f.name;
     }
   }
@@ -44,11 +44,11 @@ TEST(ReadmeMetrics, EveryTabledFamilyIsDocumentedWithItsType) {
     ++tabled;
     auto it = documented.find(std::string(f.name));
     ASSERT_NE(it, documented.end()) << f.name << " is missing from the README metric table";
-    EXPECT_EQ(it->second, f.type == prometheus::MetricType::Counter ? "counter" : "gauge")
+    EXPECT_EQ(it->second, MetricTypeName(f.type))
         << f.name;
   }
   EXPECT_EQ(documented.size(), tabled) << "the README lists a family gpuattr does not emit";
 }
 
 }  // namespace
-}  // namespace gpuattr::publish
+}  // namespace gpuattr::metrics

@@ -5,6 +5,8 @@
 #include <future>
 #include <thread>
 
+#include "support/fake_clock.h"
+
 namespace gpuattr {
 namespace {
 

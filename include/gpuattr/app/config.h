@@ -112,7 +112,7 @@ struct ShardConfig {
 inline constexpr std::string_view kInClusterName = "in-cluster";
 
 // What --once prints (--output): the exposition, or the status page's view as a terminal table,
-// a JSON snapshot or a Markdown incident report (publish/outputs.h).
+// a JSON snapshot or a Markdown incident report (report/outputs.h).
 enum class OutputFormat { kPrometheus, kTable, kJson, kMarkdown };
 Result<OutputFormat> ParseOutputFormat(std::string_view text);  // "prometheus", "table", ...
 

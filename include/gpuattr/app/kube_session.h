@@ -48,7 +48,7 @@ struct KubeSessionOptions {
 };
 
 // kube::RequestCount rows → the gpuattr_apiserver_requests_total map.
-publish::RequestCounts ToPublishCounts(const std::vector<kube::RequestCount>& counts);
+model::RequestCounts ToPublishCounts(const std::vector<kube::RequestCount>& counts);
 
 class KubeClusterSession : public ClusterSession {
  public:
@@ -66,7 +66,7 @@ class KubeClusterSession : public ClusterSession {
   // (then nothing is scraped when it does not answer), and when every proxy GET failed
   // without an answer (no response, or 5xx: the apiserver, or only the exporters?). Steady state:
   // no extra request.
-  publish::CycleResult RunCycle() override;
+  model::CycleResult RunCycle() override;
   // Shutdown: stops starting new GETs, aborts those in flight and the watch streams (the
   // transport's Cancel), and joins the informers. RunCycle returns promptly.
   void Cancel() override;

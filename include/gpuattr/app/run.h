@@ -11,7 +11,7 @@
 #include "gpuattr/app/config.h"
 #include "gpuattr/app/session.h"
 #include "gpuattr/app/web_config.h"
-#include "gpuattr/publish/server.h"
+#include "gpuattr/http/server.h"
 #include "gpuattr/util/clock.h"
 
 namespace gpuattr::app {
@@ -25,23 +25,22 @@ struct LoopOptions {
 // What the loop keeps per cluster and how a cycle's result lands in it (pure; exposed for tests):
 // a failed cycle keeps the last good output and discovery report (unless it brought a fresh
 // report), and the last success time only moves on a successful cycle.
-void RecordCycle(publish::ClusterSnapshot& c, publish::CycleResult r, double seconds,
-                 double now_unix);
+void RecordCycle(model::ClusterSnapshot& c, model::CycleResult r, double seconds, double now_unix);
 // Drops the output of a cluster whose last success is more than `stale_after` seconds before
 // `now_unix` (and marks it down). True when it dropped something.
-bool DropStale(publish::ClusterSnapshot& c, double now_unix, double stale_after_seconds);
+bool DropStale(model::ClusterSnapshot& c, double now_unix, double stale_after_seconds);
 
 class CycleLoop {
  public:
   // `clock` times the cycles and stamps the snapshots.
-  CycleLoop(SessionList sessions, std::shared_ptr<publish::SnapshotStore> store,
+  CycleLoop(SessionList sessions, std::shared_ptr<metrics::SnapshotStore> store,
             Clock& clock = SystemClock(), LoopOptions options = {});
   ~CycleLoop();
 
   // --once (and tests): runs every session's cycle in parallel, then publishes one complete
   // Snapshot. On a shutdown request mid-cycle it cancels the sessions and still returns their
   // results.
-  std::shared_ptr<const publish::Snapshot> RunOnce();
+  std::shared_ptr<const model::Snapshot> RunOnce();
   // The daemon: every cluster on its own thread, one cycle every `interval` (a cycle that took
   // longer is followed at once by the next), so that a slow or dead cluster never delays another
   // one's data. Each finished cycle publishes a complete Snapshot (every cluster's latest state).
@@ -50,16 +49,16 @@ class CycleLoop {
   void RunUntilShutdown(std::chrono::milliseconds interval);
 
  private:
-  std::shared_ptr<const publish::Snapshot> PublishLocked(double now);
+  std::shared_ptr<const model::Snapshot> PublishLocked(double now);
   void ClusterLoop(size_t i, std::chrono::milliseconds interval);
-  void LogCycle(const publish::ClusterSnapshot& c) const;
+  void LogCycle(const model::ClusterSnapshot& c) const;
 
   SessionList sessions_;
-  std::shared_ptr<publish::SnapshotStore> store_;
+  std::shared_ptr<metrics::SnapshotStore> store_;
   Clock& clock_;
   LoopOptions options_;
-  std::mutex mu_;                                // guards state_ and publishing
-  std::vector<publish::ClusterSnapshot> state_;  // one per session, carried across cycles
+  std::mutex mu_;                              // guards state_ and publishing
+  std::vector<model::ClusterSnapshot> state_;  // one per session, carried across cycles
 };
 
 // Runs gpuattr with a validated Config: --once prints the exposition on `out`; otherwise serves

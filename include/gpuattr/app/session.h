@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "gpuattr/app/config.h"
-#include "gpuattr/publish/snapshot.h"
+#include "gpuattr/model/snapshot.h"
 #include "gpuattr/util/status.h"
 
 namespace gpuattr::app {
@@ -22,7 +22,7 @@ class ClusterSession {
   // One full cycle. Must return within about the scrape timeout; called from a worker thread,
   // never concurrently with itself. A failed cycle leaves `discovery`/`output` null: the
   // previous ones stay published (last good data).
-  virtual publish::CycleResult RunCycle() = 0;
+  virtual model::CycleResult RunCycle() = 0;
   // Called from another thread on shutdown while RunCycle may be running: abort in-flight requests
   // so RunCycle returns promptly. Must be safe to call at any time.
   virtual void Cancel() {}

@@ -21,7 +21,7 @@
 #include "gpuattr/kube/objects.h"
 #include "gpuattr/kube/shard.h"
 #include "gpuattr/ledger/ledger.h"
-#include "gpuattr/publish/snapshot.h"
+#include "gpuattr/model/snapshot.h"
 #include "gpuattr/sources/readings.h"
 
 namespace gpuattr::app {
@@ -61,7 +61,6 @@ struct StageState {
   inference::InferenceTracker inference;  // the previous readings of every inference server
 };
 
-publish::CycleOutput RunStages(const CycleInput& input, StageState& state,
-                               const StageParams& params);
+model::CycleOutput RunStages(const CycleInput& input, StageState& state, const StageParams& params);
 
 }  // namespace gpuattr::app

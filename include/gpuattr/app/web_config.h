@@ -21,19 +21,19 @@
 #include <vector>
 
 #include "gpuattr/app/config.h"
-#include "gpuattr/publish/basic_auth.h"
-#include "gpuattr/publish/tls_server.h"
+#include "gpuattr/http/basic_auth.h"
+#include "gpuattr/http/tls_server.h"
 #include "gpuattr/util/status.h"
 
 namespace gpuattr::app {
 
 struct WebSecurity {
-  std::optional<publish::TlsOptions> tls;
-  std::vector<publish::BcryptUser> users;
+  std::optional<http::TlsOptions> tls;
+  std::vector<http::BcryptUser> users;
 };
 
 // Parses a web config file's text. Relative file names are resolved against `base_dir`; every
-// hash is checked (publish::CheckBcryptHash). Errors read "FILE: KEY: problem" and never show a
+// hash is checked (http::CheckBcryptHash). Errors read "FILE: KEY: problem" and never show a
 // hash. Keys of the format that gpuattr does not implement (cipher_suites, curve_preferences,
 // client_allowed_sans, headers) are errors rather than silently ignored.
 Result<WebSecurity> ParseWebConfig(std::string_view file_name, std::string_view text,

@@ -1,4 +1,5 @@
-// The result of attribution: plain structs the publish groups turn into metric families.
+// The result of attribution: plain structs the metrics groups turn into metric families and the
+// report into rows.
 // std::optional means unknown (published as an absent series, never as 0).
 #pragma once
 
@@ -128,10 +129,6 @@ struct Attribution {
   std::vector<PodDevice> pod_devices;  // sorted by (pod, device)
   std::vector<Namespace> namespaces;   // sorted by name
   std::vector<NodePower> nodes;        // sorted by name; nodes where a device was seen
-
-  // Every GPU node (advertises an nvidia.com/ resource, or a device was seen), sorted by name.
-  // Filled by the node-health stage after attribution (app/stages.h).
-  std::vector<health::NodeHealth> node_health;
 };
 
 }  // namespace gpuattr::attribution

@@ -75,4 +75,8 @@ struct DiscoveryReport {
   std::string shard;
 };
 
+// `report` as a cycle that read none of its exporters publishes it: every exporter that was up is
+// down, with no HTTP status and `reason`; the probes, pins and counts stay as they were. Pure.
+DiscoveryReport MarkNotScraped(const DiscoveryReport& report, const std::string& reason);
+
 }  // namespace gpuattr::discovery

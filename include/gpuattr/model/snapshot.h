@@ -1,0 +1,82 @@
+// The cycle's result types: what the stages produce (app/stages.h, RunStages → CycleOutput) and
+// what every output reads (metrics/, report/, http/). A Snapshot is what one moment of gpuattr
+// knows: the latest cycle of every cluster. Plain data, built by the cycle loop (app/run.h) and
+// never changed after it is published (readers hold a shared_ptr<const Snapshot>).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuattr/allocation/types.h"
+#include "gpuattr/attribution/types.h"
+#include "gpuattr/discovery/report.h"
+#include "gpuattr/health/health.h"
+#include "gpuattr/inference/inference.h"
+#include "gpuattr/ledger/ledger.h"
+
+namespace gpuattr::model {
+
+// One row of gpuattr_apiserver_requests_total.
+struct RequestKey {
+  std::string verb;      // "list", "watch", "get", "proxy"
+  std::string resource;  // "pods", "nodes", "pods/proxy", ...
+  std::string code;      // HTTP status as text, or "error" when no response arrived
+  auto operator<=>(const RequestKey&) const = default;
+};
+using RequestCounts = std::map<RequestKey, uint64_t>;  // cumulative since start
+
+// What the stages made of one successful cycle (app/stages.h): who uses which device, the
+// scheduler's view, node health, inference servers and what persists across cycles.
+struct CycleOutput {
+  attribution::Attribution attribution;
+  allocation::Allocation allocation;
+  // Every GPU node (advertises an nvidia.com/ resource, or a device was seen), sorted by name:
+  // the node-health stage's roll-up of the attribution's devices and the node objects.
+  std::vector<health::NodeHealth> node_health;
+  inference::InferenceView inference;
+  ledger::LedgerView ledger;
+};
+
+// One cycle of one cluster, as its session reports it.
+struct CycleResult {
+  // The object cache was in sync (every kind listed, its watch connected within 2 intervals) and
+  // the apiserver answered this cycle's requests; only such a cycle publishes its output.
+  bool up = false;
+  std::vector<std::string> errors;  // human-readable, each naming the object/permission at fault
+  // Optional parts left out, not errors (no log per cycle, cluster stays up): e.g. a 403 on a DRA
+  // kind, naming the verb, resource and ClusterRole.
+  std::vector<std::string> notes;
+  RequestCounts apiserver_requests;  // cumulative since the session started
+  // What discovery found and probed; null when the cycle did not get as far as discovery.
+  std::shared_ptr<const discovery::DiscoveryReport> discovery;
+  // Null when the cycle failed. In a ClusterSnapshot: the last good cycle's, kept while later
+  // cycles fail, for up to stale_after after last_success_unix_seconds (app/run.h).
+  std::shared_ptr<const CycleOutput> output;
+};
+
+struct ClusterSnapshot {
+  std::string cluster;  // the `cluster` label
+  // Unix time of the end of the latest *successful* cycle; absent until one succeeded. Stale data
+  // stays published with this timestamp when later cycles fail.
+  std::optional<double> last_success_unix_seconds;
+  std::optional<double> last_attempt_unix_seconds;  // end of the latest cycle, good or bad
+  double cycle_duration_seconds = 0;                // of the latest cycle
+  uint64_t cycles = 0;                              // cycles run so far
+  // The latest cycle's status; its discovery and output are the latest that exist (a failed
+  // cycle keeps the last good ones published).
+  CycleResult latest;
+};
+
+struct Snapshot {
+  // False until every cluster finished its first cycle, good or failed (/readyz says 503); true
+  // from then on, while its last good data (or only gpuattr's own series) are served.
+  bool complete = false;
+  double generated_unix_seconds = 0;
+  std::vector<ClusterSnapshot> clusters;
+};
+
+}  // namespace gpuattr::model

@@ -1,0 +1,78 @@
+#include "gpuattr/metrics/discovery_metrics.h"
+
+namespace gpuattr::metrics {
+namespace {
+
+constexpr FamilySpec kExporterUp{
+    "gpuattr_exporter_up", MetricType::kGauge,
+    "1 when the latest scrape of this exporter (pod proxy, or a query API for "
+    "kind=\"prometheus\") succeeded, 0 when it failed (kind=\"unknown\" until classified)."};
+constexpr FamilySpec kScrapeDuration{"gpuattr_exporter_scrape_duration_seconds", MetricType::kGauge,
+                                     "Duration of the latest scrape of this exporter, in seconds."};
+constexpr FamilySpec kScrapeBytes{"gpuattr_exporter_scrape_bytes", MetricType::kGauge,
+                                  "Body size of the latest scrape of this exporter, in bytes."};
+constexpr FamilySpec kParseErrors{"gpuattr_exporter_parse_errors", MetricType::kGauge,
+                                  "Malformed lines in the latest scrape of this exporter."};
+constexpr FamilySpec kRejectedLines{
+    "gpuattr_exporter_rejected_lines", MetricType::kGauge,
+    "Lines of the latest scrape of this exporter that gpuattr dropped, by reason: unknown_pod, "
+    "pod_on_other_node (a per-pod label naming no pod of the exporter's node), duplicate_device "
+    "(a device, by UUID or by GPU index on the node, another exporter of the kind reports), "
+    "bad_value (out of range), "
+    "unknown_node (a query API's series for no node of the cluster)."};
+constexpr FamilySpec kCandidates{
+    "gpuattr_discovery_candidates", MetricType::kGauge,
+    "Discovery candidates by outcome: the probe outcomes (accepted, unrecognised, error, pinned, "
+    "untrusted: a GPU body from a pod that may not speak for one), no_port (never probed: no "
+    "declared port nor prometheus.io/port annotation) and waiting "
+    "(not probed yet: the per-cycle inference probe budget)."};
+
+constexpr FamilySpec kReadPath{
+    "gpuattr_discovery_read_path", MetricType::kGauge,
+    "1 for how the latest cycle read the GPU series: path=\"exporters\" (one pod-proxy GET per "
+    "exporter) or path=\"query_api\" (a Prometheus-compatible query API), and why (reason: "
+    "below_threshold, disabled, preferred, no_trusted_query_api, fallback)."};
+
+constexpr FamilySpec kSpecs[] = {kExporterUp,    kScrapeDuration, kScrapeBytes, kParseErrors,
+                                 kRejectedLines, kCandidates,     kReadPath};
+
+}  // namespace
+
+std::span<const FamilySpec> DiscoveryFamilySpecs() { return kSpecs; }
+
+void AddDiscoveryFamilies(const discovery::DiscoveryReport& report, FamilyWriter& writer) {
+  for (const discovery::ExporterStatus& e : report.exporters) {
+    Labels l{{"cluster", report.cluster},
+             {"namespace", e.namespace_},
+             {"pod", e.pod},
+             {"node", e.node},
+             {"kind", e.kind}};
+    writer.Add(kExporterUp, l, e.up ? 1 : 0);
+    writer.Add(kScrapeDuration, l, e.duration_seconds);
+    writer.Add(kScrapeBytes, l, static_cast<double>(e.bytes));
+    writer.Add(kParseErrors, l, static_cast<double>(e.parse_errors));
+    for (const auto& [reason, n] : e.rejected) {
+      Labels r = l;
+      r.emplace("reason", reason);
+      writer.Add(kRejectedLines, r, static_cast<double>(n));
+    }
+  }
+  for (const auto& [outcome, n] : report.outcome_counts)
+    writer.Add(kCandidates, {{"cluster", report.cluster}, {"outcome", outcome}},
+               static_cast<double>(n));
+  if (!report.read_path_reason.empty())
+    writer.Add(kReadPath,
+               {{"cluster", report.cluster},
+                {"path", report.read_path},
+                {"reason", report.read_path_reason}},
+               1);
+}
+
+const FamilyGroup kDiscoveryGroup{"discovery", kSpecs,
+                                  [](const model::Snapshot& snapshot, FamilyWriter& writer) {
+                                    for (const model::ClusterSnapshot& c : snapshot.clusters)
+                                      if (c.latest.discovery)
+                                        AddDiscoveryFamilies(*c.latest.discovery, writer);
+                                  }};
+
+}  // namespace gpuattr::metrics

@@ -1,0 +1,52 @@
+// Self-metrics: what gpuattr itself did per cluster (build, reachability, cycle timing, requests).
+#include "gpuattr/build_info.h"
+#include "gpuattr/metrics/families.h"
+
+namespace gpuattr::metrics {
+namespace {
+
+constexpr FamilySpec kBuildInfo{"gpuattr_build_info", MetricType::kGauge,
+                                "Always 1; labels carry the gpuattr version and git revision."};
+constexpr FamilySpec kClusterUp{
+    "gpuattr_cluster_up", MetricType::kGauge,
+    "1 when, in the latest cycle, the object cache was in sync (every kind listed, its watch "
+    "connected within the last 2 intervals) and the apiserver answered the cycle's requests; "
+    "else 0."};
+constexpr FamilySpec kLastCycle{
+    "gpuattr_last_cycle_timestamp_seconds", MetricType::kGauge,
+    "Unix time at which the latest successful cycle for the cluster ended; only successful cycles "
+    "move it. The published data is as old as this (kept up to stale_after, then dropped)."};
+constexpr FamilySpec kCycleDuration{"gpuattr_cycle_duration_seconds", MetricType::kGauge,
+                                    "Wall-clock seconds the latest cycle for the cluster took."};
+constexpr FamilySpec kApiRequests{
+    "gpuattr_apiserver_requests_total", MetricType::kCounter,
+    "Requests gpuattr sent to the cluster's kube-apiserver since it started, by verb, resource and "
+    "HTTP status code (\"error\" when no response arrived)."};
+
+constexpr FamilySpec kFamilies[] = {kBuildInfo, kClusterUp, kLastCycle, kCycleDuration,
+                                    kApiRequests};
+
+void Build(const model::Snapshot& s, FamilyWriter& w) {
+  for (const model::ClusterSnapshot& c : s.clusters) {
+    w.Add(kBuildInfo,
+          {{"cluster", c.cluster}, {"version", build::kVersion}, {"revision", build::kRevision}},
+          1);
+    w.Add(kClusterUp, {{"cluster", c.cluster}}, c.latest.up ? 1 : 0);
+    if (c.last_success_unix_seconds)
+      w.Add(kLastCycle, {{"cluster", c.cluster}}, *c.last_success_unix_seconds);
+    if (c.cycles > 0) w.Add(kCycleDuration, {{"cluster", c.cluster}}, c.cycle_duration_seconds);
+    for (const auto& [key, count] : c.latest.apiserver_requests)
+      w.Add(kApiRequests,
+            {{"cluster", c.cluster},
+             {"verb", key.verb},
+             {"resource", key.resource},
+             {"code", key.code}},
+            static_cast<double>(count));
+  }
+}
+
+}  // namespace
+
+constinit const FamilyGroup kSelfMetricsGroup{"self", kFamilies, &Build};
+
+}  // namespace gpuattr::metrics

@@ -1,0 +1,102 @@
+// bcrypt basic auth through the system's libcrypt (http/basic_auth.h).
+#include "gpuattr/http/basic_auth.h"
+
+#include <crypt.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace gpuattr::http {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// A hash made by libcrypt directly (not by the code under test), with a salt of `prefix`.
+std::string CryptHash(const char* password, const char* prefix, unsigned long cost = 4) {
+  char salt[CRYPT_GENSALT_OUTPUT_SIZE];
+  if (!crypt_gensalt_rn(prefix, cost, nullptr, 0, salt, sizeof salt)) return "";
+  crypt_data data{};
+  const char* hash = crypt_r(password, salt, &data);
+  return hash ? hash : "";
+}
+
+std::string BasicHeader(std::string_view user_colon_password) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out = "Basic ";
+  size_t i = 0;
+  for (; i + 2 < user_colon_password.size(); i += 3) {
+    unsigned n = (static_cast<unsigned char>(user_colon_password[i]) << 16) |
+                 (static_cast<unsigned char>(user_colon_password[i + 1]) << 8) |
+                 static_cast<unsigned char>(user_colon_password[i + 2]);
+    for (int k = 18; k >= 0; k -= 6) out += kAlphabet[(n >> k) & 63];
+  }
+  if (size_t rest = user_colon_password.size() - i; rest > 0) {
+    unsigned n = static_cast<unsigned char>(user_colon_password[i]) << 16;
+    if (rest == 2) n |= static_cast<unsigned char>(user_colon_password[i + 1]) << 8;
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += rest == 2 ? kAlphabet[(n >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+TEST(Bcrypt, DebiansLibcryptMakesAndVerifies2bAnd2y) {
+  for (const char* prefix : {"$2b$", "$2y$", "$2a$"}) {
+    std::string hash = CryptHash("pw", prefix);
+    ASSERT_EQ(hash.size(), 60u) << prefix;
+    EXPECT_TRUE(CheckBcryptHash(hash).ok()) << prefix;
+  }
+  auto made = BcryptHash("pw", 4);
+  ASSERT_TRUE(made.ok()) << made.error().message;
+  EXPECT_TRUE(made->starts_with("$2b$04$"));
+  EXPECT_TRUE(CheckBcryptHash(*made).ok());
+}
+
+TEST(Bcrypt, OtherHashesAreRefusedWithoutShowingThem) {
+  const std::string good = CryptHash("pw", "$2y$");
+  for (const std::string& bad :
+       {std::string("plain"), std::string("$1$salt$hash"), std::string("$6$salt$abc"),
+        std::string("$2x$04$abcdefghijklmnopqrstuu"), good.substr(0, 59), good + "x",
+        "$2y$99" + good.substr(6), "$2y$ab" + good.substr(6)}) {
+    Status s = CheckBcryptHash(bad);
+    EXPECT_FALSE(s.ok()) << bad;
+    EXPECT_THAT(s.message(), Not(HasSubstr(bad))) << bad;
+  }
+}
+
+TEST(BasicAuth, RightWrongAndUnknownUsers) {
+  auto auth = BasicAuth::Make(
+      {{"prometheus", CryptHash("s3cret", "$2y$")}, {"grafana", CryptHash("other:pass", "$2b$")}});
+  ASSERT_TRUE(auth.ok()) << auth.error().message;
+  BasicAuth& a = **auth;
+  EXPECT_TRUE(a.Check(BasicHeader("prometheus:s3cret")));
+  EXPECT_TRUE(a.Check(BasicHeader("prometheus:s3cret")));   // remembered: the same answer
+  EXPECT_TRUE(a.Check(BasicHeader("grafana:other:pass")));  // ':' in a password is kept
+  EXPECT_FALSE(a.Check(BasicHeader("prometheus:s3cretx")));
+  EXPECT_FALSE(a.Check(BasicHeader("prometheus:")));
+  EXPECT_FALSE(a.Check(BasicHeader("grafana:s3cret")));  // another user's password
+  EXPECT_FALSE(a.Check(BasicHeader("nobody:s3cret")));   // unknown user
+  EXPECT_FALSE(a.Check(BasicHeader("prometheus")));      // no ':'
+  EXPECT_FALSE(a.Check(BasicHeader(std::string("prometheus:s3cret\0x", 19))));  // NUL
+  EXPECT_FALSE(a.Check("Basic !!!!"));
+  EXPECT_FALSE(a.Check("Bearer abc"));
+  EXPECT_FALSE(a.Check(""));
+  // A remembered password does not let another one in.
+  EXPECT_FALSE(a.Check(BasicHeader("prometheus:wrong")));
+  EXPECT_TRUE(a.Check(BasicHeader("prometheus:s3cret")));
+}
+
+TEST(BasicAuth, AnUnusableHashNamesItsUser) {
+  auto auth = BasicAuth::Make({{"prometheus", "s3cret"}});  // a password where a hash belongs
+  ASSERT_FALSE(auth.ok());
+  EXPECT_THAT(auth.error().message, HasSubstr("\"prometheus\""));
+  EXPECT_THAT(auth.error().message, HasSubstr("not a bcrypt hash"));
+  EXPECT_THAT(auth.error().message, Not(HasSubstr("s3cret")));
+}
+
+}  // namespace
+}  // namespace gpuattr::http
