@@ -319,11 +319,16 @@ TEST(ReadBody, MalformedLinesCountButGoodLinesStay) {
   EXPECT_FALSE(sources::ReadBody(kDcgmBody, sources::BodyKind::kUnrecognised).readings);
 }
 
-TEST(HttpStatusOfError, FromCodeOrMessage) {
+TEST(HttpStatusOfError, FromTheFieldOrACredentialFailure) {
   EXPECT_EQ(scrape::HttpStatusOfError({ErrorCode::kPermissionDenied, "forbidden"}), 403);
+  EXPECT_EQ(scrape::HttpStatusOfError({ErrorCode::kUnauthenticated, "exec plugin failed"}), 401);
+  EXPECT_EQ(scrape::HttpStatusOfError(
+                {ErrorCode::kUnavailable, "apiserver error: answered HTTP 503 to get", 503}),
+            503);
+  // The text is never read: only the field says a response arrived.
   EXPECT_EQ(scrape::HttpStatusOfError(
                 {ErrorCode::kUnavailable, "apiserver error: answered HTTP 503 to get"}),
-            503);
+            0);
   EXPECT_EQ(scrape::HttpStatusOfError({ErrorCode::kTimeout, "timed out after 5000 ms"}), 0);
 }
 

@@ -52,7 +52,8 @@ std::unique_ptr<Fetcher> MakeApiFetcher(std::shared_ptr<kube::ApiClient> client)
 // "/api/v1/namespaces/NS/pods/NAME:PORT/proxy/metrics"
 std::string ProxyMetricsPath(std::string_view ns, std::string_view pod, int32_t port);
 
-// Pure: the HTTP status an ApiClient error stands for ("... (HTTP 503)", forbidden → 403), or 0.
+// Pure: the HTTP status an ApiClient error stands for: Error::http_status, else 401/403 for a
+// credential failure before any request (kUnauthenticated, kPermissionDenied), else 0.
 int HttpStatusOfError(const Error& error);
 
 // Runs work(0..n-1) on at most `concurrency` threads (the calling thread waits). Items not yet
