@@ -3,6 +3,7 @@
 // narrow screens), reloading itself every interval, sortable columns with a few lines of script.
 #include "gpuattr/publish/status_page.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 
