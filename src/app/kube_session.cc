@@ -7,6 +7,7 @@
 #include <map>
 #include <tuple>
 
+#include "gpuattr/scrape/cycle.h"
 #include "gpuattr/util/log.h"
 
 namespace gpuattr::app {
@@ -153,106 +154,128 @@ std::string KubeClusterSession::ApiserverSilence(const std::vector<kube::Request
   return AskVersion("all " + std::to_string(proxied) + " proxy GETs failed (" + sample + ")");
 }
 
+// Where a cycle's time goes, in real time whatever clock drives the session (the "cycle parts"
+// debug line).
+struct KubeClusterSession::Timing {
+  using Real = std::chrono::steady_clock;
+  Real::time_point start = Real::now();
+  double cpu_start = CpuSeconds(CLOCK_PROCESS_CPUTIME_ID);
+  double wait_seconds = 0;       // for the first LISTs, the sync checks
+  double discovery_seconds = 0;  // discovery and scraping
+
+  static double Since(Real::time_point t) {
+    return std::chrono::duration<double>(Real::now() - t).count();
+  }
+};
+
 model::CycleResult KubeClusterSession::RunCycle() {
   model::CycleResult result;
   if (!started_ && !stop_.stopped()) {
     cache_->Start();
     started_ = true;
   }
-  // Where a cycle's time goes, in real time whatever clock drives the session (a debug line).
-  using Real = std::chrono::steady_clock;
-  auto seconds_since = [](Real::time_point t) {
-    return std::chrono::duration<double>(Real::now() - t).count();
-  };
-  const auto t_start = Real::now();
-  const double cpu_start = CpuSeconds(CLOCK_PROCESS_CPUTIME_ID);
-  const bool listed = WaitForFirstLists();
-  result.errors = CacheErrors();
-  std::vector<std::string> out_of_sync;
-  if (listed && options_.cache.keep_watching) {  // without watches, listed once is all there is
-    const double window = 2 * std::chrono::duration<double>(options_.interval).count();
-    out_of_sync = kube::KindsOutOfSync(cache_->SyncStatuses(), WallSeconds(client_->clock()),
-                                       window, cluster_);
-    for (std::string& e : out_of_sync) AddUnique(result.errors, std::move(e));
-  }
-  // An informer whose latest LIST or WATCH failed may mean the apiserver is gone: then do not
-  // scrape through it (its failures would also mark every exporter down).
-  std::string silence;
-  if (listed && out_of_sync.empty() && !stop_.stopped()) {
-    for (const kube::KindStatus& k : cache_->SyncStatuses()) {
-      if (k.last_error.empty()) continue;
-      silence = AskVersion("the watch of " + k.resource + " failed: " + k.last_error);
-      break;
-    }
-    if (!silence.empty()) AddUnique(result.errors, silence);
-  }
-  if (listed && out_of_sync.empty() && silence.empty() && !stop_.stopped()) {
-    const double wait_seconds = seconds_since(t_start);
-    const auto t_discovery = Real::now();
-    CycleInput input;
-    input.cluster = cluster_;
-    input.objects = cache_->Snapshot();
-    const kube::Shard& shard = options_.shard;
-    if (shard.sharded()) {
-      // Discovery and the stages see only this shard's share; the whole snapshot stays for the
-      // GPU-node count of the read-path choice and for pending pods' hints.
-      if (shard_of_ != input.objects) {
-        shard_view_ =
-            std::make_shared<const kube::ClusterObjects>(kube::ShardObjects(*input.objects, shard));
-        shard_of_ = input.objects;
-      }
-      input.shard = shard;
-      input.cluster_objects = std::move(input.objects);
-      input.objects = shard_view_;
-    }
-    const std::vector<kube::RequestCount> before = client_->RequestCounts();
-    discovery::DiscoveryResult found =
-        discovery_.RunCycle(*fetcher_, *input.objects, &stop_, input.cluster_objects.get());
-    for (std::string& e : found.errors) AddUnique(result.errors, std::move(e));
-    if (shard.sharded())
-      found.report.shard = "shard " + std::to_string(shard.index) + " of " +
-                           std::to_string(shard.total) + " owns " +
-                           std::to_string(input.objects->nodes.size()) + " of " +
-                           std::to_string(input.cluster_objects->nodes.size()) + " nodes";
-    result.discovery = std::make_shared<const discovery::DiscoveryReport>(std::move(found.report));
-    silence = ApiserverSilence(before);
-    if (!silence.empty()) {
-      AddUnique(result.errors, silence);
-    } else if (!stop_.stopped()) {
-      input.readings = OwnedReadings(std::move(found.readings), shard);
-      input.now_unix = UnixSeconds(clock_.WallNow());
-      input.now = clock_.Now();
-      if (options_.observe_input) options_.observe_input(input);
-      const double discovery_seconds = seconds_since(t_discovery);
-      const auto t_stages = Real::now();
-      const double stages_cpu_start = CpuSeconds(CLOCK_THREAD_CPUTIME_ID);
-      result.output =
-          std::make_shared<const model::CycleOutput>(RunStages(input, stages_, options_.stages));
-      const double stages_seconds = seconds_since(t_stages);
-      const double stages_cpu = CpuSeconds(CLOCK_THREAD_CPUTIME_ID) - stages_cpu_start;
-      const size_t readings = input.readings.size();
-      // The readings (18 MB at 1,000 nodes) are not needed past the stages: freed before the
-      // state file is encoded, which is the heap's peak (heaptrack).
-      std::vector<sources::ExporterReadings>().swap(input.readings);
-      const auto t_save = Real::now();
-      if (options_.state_file) options_.state_file->Save(cluster_, stages_.ledger.state());
-      result.up = true;
-      log::Debug("cycle parts",
-                 {{"cluster", cluster_},
-                  {"wait_seconds", wait_seconds},
-                  {"discovery_seconds", discovery_seconds},
-                  {"stages_seconds", stages_seconds},
-                  {"save_seconds", seconds_since(t_save)},
-                  {"stages_cpu_seconds", stages_cpu},
-                  {"process_cpu_seconds", CpuSeconds(CLOCK_PROCESS_CPUTIME_ID) - cpu_start},
-                  {"readings", readings},
-                  {"probed", result.discovery->probed_this_cycle}});
-    }
-  }
+  Timing timing;
+  if (InSync(result) && !stop_.stopped()) ReadAndStage(result, timing);
   for (const kube::DraKindStatus& d : cache_->DraStatuses())
     if (!d.note.empty()) result.notes.push_back("cluster \"" + cluster_ + "\": " + d.note);
   result.apiserver_requests = ToPublishCounts(client_->RequestCounts());
   return result;
+}
+
+// True when every kind is listed and in sync and the apiserver answers: only then is anything
+// read. The reasons why not go to result.errors.
+bool KubeClusterSession::InSync(model::CycleResult& result) {
+  const bool listed = WaitForFirstLists();
+  result.errors = CacheErrors();
+  if (!listed) return false;
+  if (options_.cache.keep_watching) {  // without watches, listed once is all there is
+    const double window = 2 * std::chrono::duration<double>(options_.interval).count();
+    std::vector<std::string> out_of_sync = kube::KindsOutOfSync(
+        cache_->SyncStatuses(), WallSeconds(client_->clock()), window, cluster_);
+    if (!out_of_sync.empty()) {
+      for (std::string& e : out_of_sync) AddUnique(result.errors, std::move(e));
+      return false;
+    }
+  }
+  if (stop_.stopped()) return false;
+  // An informer whose latest LIST or WATCH failed may mean the apiserver is gone: then do not
+  // scrape through it (its failures would also mark every exporter down).
+  for (const kube::KindStatus& k : cache_->SyncStatuses()) {
+    if (k.last_error.empty()) continue;
+    std::string silence = AskVersion("the watch of " + k.resource + " failed: " + k.last_error);
+    if (silence.empty()) break;
+    AddUnique(result.errors, std::move(silence));
+    return false;
+  }
+  return true;
+}
+
+// The cycle's objects: the latest snapshot cut to this shard's share (ShardInput), before
+// discovery, so that a shard probes and scrapes only its own nodes' exporters; the whole snapshot
+// stays for the read-path choice and pending pods' hints. Recut only when the snapshot changed.
+CycleInput KubeClusterSession::CutInput() {
+  CycleInput whole;
+  whole.cluster = cluster_;
+  whole.objects = cache_->Snapshot();
+  if (!options_.shard.sharded()) return ShardInput(whole, options_.shard);
+  if (cut_.cluster_objects != whole.objects) cut_ = ShardInput(whole, options_.shard);
+  return cut_;
+}
+
+// Discovery and scraping, then (when the apiserver answered them) the stages.
+void KubeClusterSession::ReadAndStage(model::CycleResult& result, Timing& timing) {
+  timing.wait_seconds = Timing::Since(timing.start);
+  const auto t_discovery = Timing::Real::now();
+  CycleInput input = CutInput();
+  const std::vector<kube::RequestCount> before = client_->RequestCounts();
+  scrape::ScrapeResult found =
+      scrape::ReadCycle(discovery_, *fetcher_, *input.objects, &stop_, input.cluster_objects.get());
+  for (std::string& e : found.errors) AddUnique(result.errors, std::move(e));
+  if (input.shard.sharded())
+    found.report.shard = "shard " + std::to_string(input.shard.index) + " of " +
+                         std::to_string(input.shard.total) + " owns " +
+                         std::to_string(input.objects->nodes.size()) + " of " +
+                         std::to_string(input.cluster_objects->nodes.size()) + " nodes";
+  result.discovery = std::make_shared<const discovery::DiscoveryReport>(std::move(found.report));
+  if (std::string silence = ApiserverSilence(before); !silence.empty()) {
+    AddUnique(result.errors, std::move(silence));
+    return;
+  }
+  if (stop_.stopped()) return;
+  input.readings = OwnedReadings(std::move(found.readings), input.shard);
+  input.now_unix = UnixSeconds(clock_.WallNow());
+  input.now = clock_.Now();
+  if (options_.observe_input) options_.observe_input(input);
+  timing.discovery_seconds = Timing::Since(t_discovery);
+  Stage(input, result, timing);
+}
+
+// The stages on one cycle's input, then the state file; the cycle is up.
+void KubeClusterSession::Stage(CycleInput& input, model::CycleResult& result,
+                               const Timing& timing) {
+  const auto t_stages = Timing::Real::now();
+  const double stages_cpu_start = CpuSeconds(CLOCK_THREAD_CPUTIME_ID);
+  result.output =
+      std::make_shared<const model::CycleOutput>(RunStages(input, stages_, options_.stages));
+  const double stages_seconds = Timing::Since(t_stages);
+  const double stages_cpu = CpuSeconds(CLOCK_THREAD_CPUTIME_ID) - stages_cpu_start;
+  const size_t readings = input.readings.size();
+  // The readings (18 MB at 1,000 nodes) are not needed past the stages: freed before the state
+  // file is encoded, which is the heap's peak (heaptrack).
+  std::vector<sources::ExporterReadings>().swap(input.readings);
+  const auto t_save = Timing::Real::now();
+  if (options_.state_file) options_.state_file->Save(cluster_, stages_.ledger.state());
+  result.up = true;
+  log::Debug("cycle parts",
+             {{"cluster", cluster_},
+              {"wait_seconds", timing.wait_seconds},
+              {"discovery_seconds", timing.discovery_seconds},
+              {"stages_seconds", stages_seconds},
+              {"save_seconds", Timing::Since(t_save)},
+              {"stages_cpu_seconds", stages_cpu},
+              {"process_cpu_seconds", CpuSeconds(CLOCK_PROCESS_CPUTIME_ID) - timing.cpu_start},
+              {"readings", readings},
+              {"probed", result.discovery->probed_this_cycle}});
 }
 
 }  // namespace gpuattr::app

@@ -42,7 +42,7 @@ std::vector<Candidate> DiscoveryCache::Due(const std::vector<Candidate>& current
 }
 
 void DiscoveryCache::Record(const Candidate& candidate, const ProbeVerdict& verdict,
-                            const scrape::Fetch& fetch, TimePoint now, double now_unix) {
+                            const FetchFacts& fetch, TimePoint now, double now_unix) {
   CacheEntry e;
   e.candidate = candidate;
   e.verdict = verdict;

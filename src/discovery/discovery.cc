@@ -4,65 +4,10 @@
 #include <set>
 #include <tuple>
 
-#include "gpuattr/sources/body.h"
-#include "gpuattr/trust/vet.h"
 #include "gpuattr/util/log.h"
 
 namespace gpuattr::discovery {
-
-// One GET of the cycle: a probe of a due candidate, or a scrape of a known target.
-struct Discovery::Read {
-  Candidate candidate;
-  bool probe = false;
-  sources::BodyKind kind = sources::BodyKind::kUnrecognised;  // scrapes: the cached kind
-  // Filled by the worker; the body itself is dropped once read.
-  scrape::Fetch fetch;
-  ProbeVerdict verdict;
-  bool read = false;  // the body was read as a target's (a scrape, or an accepted probe)
-  sources::BodyRead body;
-  bool done = false;
-
-  bool up() const { return fetch.ok && body.readings.has_value(); }
-};
-
 namespace {
-
-void Perform(Discovery::Read& r, scrape::Fetcher& fetcher, const DiscoveryOptions& options) {
-  const Candidate& c = r.candidate;
-  const sources::BodyLimits& limits = options.scrape.limits;
-  scrape::FetchOptions fo{r.probe ? options.probe_timeout : options.scrape.timeout,
-                          limits.body_bytes};
-  r.fetch = fetcher.Get(scrape::ProxyMetricsPath(c.namespace_, c.pod, c.port), fo);
-  if (!r.fetch.ok && r.fetch.over_cap)  // the reason names the limit (DESIGN section 10)
-    r.fetch.error = sources::LimitBreach{"body_bytes", limits.body_bytes, 0, ""}.Describe();
-  if (r.probe) {
-    r.verdict = JudgeProbe(c, r.fetch);
-    r.kind = r.verdict.kind;
-    r.read = IsAccepted(r.verdict.outcome);
-  } else {
-    r.read = true;
-  }
-  if (r.read && r.fetch.ok) r.body = sources::ReadBody(r.fetch.body, r.kind, limits);
-  r.fetch.body.clear();
-  r.fetch.body.shrink_to_fit();
-  r.done = true;
-}
-
-ExporterStatus StatusOf(const Discovery::Read& r) {
-  ExporterStatus e;
-  e.namespace_ = r.candidate.namespace_;
-  e.pod = r.candidate.pod;
-  e.node = r.candidate.node;
-  e.port = r.candidate.port;
-  e.kind = std::string(sources::BodyKindName(r.kind));
-  e.up = r.up();
-  e.http_status = r.fetch.http_status;
-  e.reason = !r.fetch.ok ? (r.fetch.error.empty() ? "no response" : r.fetch.error) : r.body.reason;
-  e.duration_seconds = r.fetch.duration_seconds;
-  e.bytes = r.fetch.bytes;
-  e.parse_errors = r.body.parse_errors;
-  return e;
-}
 
 // A failed probe of a likely exporter (keyword match or pin) is an exporter that is down. A GPU
 // workload pod probed only as a possible inference server is not: most serve no metrics, and
@@ -85,38 +30,6 @@ void AddError(std::vector<std::string>& errors, std::string e) {
   if (std::find(errors.begin(), errors.end(), e) == errors.end()) errors.push_back(std::move(e));
 }
 
-// The vetting's counts onto the exporters' rows: every reason (0 included) for an exporter that
-// was read, summed over a query API's per-node readings; a summary in the reason when any.
-void AttachRejections(const std::vector<sources::ExporterReadings>& readings,
-                      std::vector<ExporterStatus>& exporters) {
-  auto row = [&](const sources::ExporterReadings& e) -> ExporterStatus* {
-    for (ExporterStatus& s : exporters)
-      if (s.up && s.namespace_ == e.namespace_ && s.pod == e.pod &&
-          (s.kind == "prometheus") == e.from_query_api)
-        return &s;
-    return nullptr;
-  };
-  for (ExporterStatus& s : exporters)
-    if (s.up)
-      for (std::string_view reason : trust::kRejectReasons) s.rejected[std::string(reason)] = 0;
-  for (const sources::ExporterReadings& e : readings)
-    if (ExporterStatus* s = row(e))
-      for (const auto& [reason, n] : sources::StatsOf(e.readings).rejected)
-        s->rejected[reason] += n;
-  for (ExporterStatus& s : exporters) {
-    uint64_t total = 0;
-    std::string by;
-    for (const auto& [reason, n] : s.rejected) {
-      if (n == 0) continue;
-      total += n;
-      by += (by.empty() ? "" : ", ") + reason + " " + std::to_string(n);
-    }
-    if (total == 0) continue;
-    s.reason +=
-        (s.reason.empty() ? "" : "; ") + std::to_string(total) + " line(s) rejected (" + by + ")";
-  }
-}
-
 }  // namespace
 
 std::string NothingFoundMessage(size_t pods_listed, size_t candidates_probed, bool gpu_present,
@@ -137,104 +50,108 @@ Discovery::Discovery(std::string cluster, DiscoveryOptions options, Clock& clock
       cache_(options_.ttls),
       query_api_(options_.query_api) {}
 
-DiscoveryResult Discovery::RunCycle(scrape::Fetcher& fetcher, const kube::ClusterObjects& objects,
-                                    const StopSignal* stop,
-                                    const kube::ClusterObjects* whole_cluster) {
-  DiscoveryResult out;
-  const auto now = clock_.Now();
-  const double now_unix = UnixSeconds(clock_.WallNow());
+std::optional<QueryApiRead> Discovery::Begin(const kube::ClusterObjects& objects,
+                                             const kube::ClusterObjects* whole) {
+  cycle_ = Cycle{};
+  Cycle& c = cycle_;
+  c.objects = &objects;
+  c.now = clock_.Now();
+  c.now_unix = UnixSeconds(clock_.WallNow());
 
-  // Decide. Pins are probed whatever the gate says: the user asked for them.
-  const GpuPresence presence = DetectGpuPresence(objects);
-  const PinnedCandidates pinned = ResolvePins(options_.pins, objects);
-  std::vector<Candidate> current = pinned.candidates;
-  if (presence.present) {
+  // Pins are probed whatever the gate says: the user asked for them.
+  c.presence = DetectGpuPresence(objects);
+  c.pinned = ResolvePins(options_.pins, objects);
+  c.current = c.pinned.candidates;
+  if (c.presence.present) {
     CandidateScan scan = ScanCandidates(objects);
-    out.report.skipped_no_port = scan.no_port;
-    current = MergeCandidates(MergeCandidates(std::move(scan.exporters), std::move(scan.inference)),
-                              std::move(current));
+    c.report.skipped_no_port = scan.no_port;
+    c.current =
+        MergeCandidates(MergeCandidates(std::move(scan.exporters), std::move(scan.inference)),
+                        std::move(c.current));
   }
   // Who may speak for what, decided before any probe (DESIGN section 10).
-  MarkTrust(current, objects, options_.trust_rules);
+  MarkTrust(c.current, objects, options_.trust_rules);
+  c.candidates = c.current.size();
 
   // The read path: on a large cluster a trusted query API holding the GPU series replaces the
   // GPU exporters' proxy GETs (pinned exporter pods are still read; they win for their nodes).
-  ReadPathFacts path{CountGpuNodes(whole_cluster ? *whole_cluster : objects),
-                     options_.query_api.prefer_above_gpu_nodes,
-                     {},
-                     {}};
-  QueryApiResult api;
-  bool api_ran = false;
-  if (PreferQueryApi(path.gpu_nodes, path.above_gpu_nodes) && presence.present) {
-    api = query_api_.RunCycle(fetcher, objects, options_.pins.services, now, now_unix, stop,
-                              /*preferred=*/true);
-    api_ran = true;
-    if (!api.chosen.empty() && !api.readings.empty()) path.preferred_api = api.chosen;
+  c.path = ReadPathFacts{
+      CountGpuNodes(whole ? *whole : objects), options_.query_api.prefer_above_gpu_nodes, {}, {}};
+  if (!PreferQueryApi(c.path.gpu_nodes, c.path.above_gpu_nodes) || !c.presence.present)
+    return std::nullopt;
+  c.api_ran = true;
+  return query_api_.Plan(objects, options_.pins.services, c.now, /*preferred=*/true);
+}
+
+std::vector<PodRead> Discovery::PlanPodReads(const QueryApiReadOutcome* preferred) {
+  Cycle& c = cycle_;
+  if (preferred) {
+    c.api = query_api_.Record(*preferred, c.now, c.now_unix);
+    if (!c.api.chosen.empty() && c.api.readings > 0) c.path.preferred_api = c.api.chosen;
   }
-  const size_t candidates = current.size();
-  if (!path.preferred_api.empty())
-    std::erase_if(current,
-                  [](const Candidate& c) { return c.role == Role::kExporter && !c.pinned; });
-  std::vector<Read> reads = PlanReads(current, now, out.report);
-  if (!path.preferred_api.empty())
-    std::erase_if(reads, [](const Read& r) {
+  const bool replaced = !c.path.preferred_api.empty();
+  if (replaced)
+    std::erase_if(c.current,
+                  [](const Candidate& k) { return k.role == Role::kExporter && !k.pinned; });
+  std::vector<PodRead> reads = PlanReads(c.current, c.now, c.report);
+  if (replaced)
+    std::erase_if(reads, [](const PodRead& r) {
       return !r.candidate.pinned &&
              (r.kind == sources::BodyKind::kDcgm || r.kind == sources::BodyKind::kProcess);
     });
+  return reads;
+}
 
-  // Fetch: pins and exporters first, then inference servers (each group in key order), so that a
-  // cycle's exporters are never queued behind inference probes.
-  std::vector<size_t> order(reads.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_partition(order.begin(), order.end(), [&](size_t i) {
-    return reads[i].candidate.pinned || reads[i].candidate.role == Role::kExporter;
-  });
-  scrape::RunBounded(
-      order.size(), options_.scrape.concurrency,
-      [&](size_t i) { Perform(reads[order[i]], fetcher, options_); }, stop);
-  RecordReads(reads, now, now_unix, out);
-
+// Verdicts into the cache; a known target that failed asks for rediscovery next cycle.
+std::optional<QueryApiRead> Discovery::RecordPodReads(const std::vector<PodRead>& reads,
+                                                      const std::vector<PodReadOutcome>& outcomes) {
+  Cycle& c = cycle_;
+  for (size_t i = 0; i < reads.size() && i < outcomes.size(); ++i) {
+    const PodRead& r = reads[i];
+    const PodReadOutcome& o = outcomes[i];
+    if (!o.done) continue;  // cancelled before it started
+    if (o.fetch.http_status == 403) AddError(c.errors, o.fetch.error);
+    if (r.probe) {
+      cache_.Record(r.candidate, o.verdict, o.fetch, c.now, c.now_unix);
+      ++c.report.probed_this_cycle;
+    }
+    if (!o.read) continue;
+    if (o.up)
+      cache_.Refresh(r.candidate.Key(), c.now);
+    else
+      cache_.RequestRediscovery();
+    c.report.exporters.push_back(o.status);
+    // A GPU exporter pod answered: no fallback; a pinned one is fresher for its node than a
+    // preferred query API.
+    if (o.up && (o.kind == sources::BodyKind::kDcgm || o.kind == sources::BodyKind::kProcess)) {
+      c.exporter_answered = true;
+      if (r.candidate.pinned && !c.path.preferred_api.empty())
+        c.pinned_nodes.insert(r.candidate.node);
+    }
+  }
   // The query-API fallback, decided cluster-wide: only when no dcgm/process exporter pod answered
   // this cycle, and (as for probes) only on a GPU cluster unless a service is pinned.
-  const auto gpu_exporter_up = [](const Read& r) {
-    return r.done && r.read && r.up() &&
-           (r.kind == sources::BodyKind::kDcgm || r.kind == sources::BodyKind::kProcess);
-  };
-  const bool exporter_answered = std::any_of(reads.begin(), reads.end(), gpu_exporter_up);
-  if (path.preferred_api.empty() && !exporter_answered &&
-      (presence.present || !options_.pins.services.empty()) && !(api_ran && !api.chosen.empty())) {
-    api = query_api_.RunCycle(fetcher, objects, options_.pins.services, now, now_unix, stop);
-    if (!api.chosen.empty() && !api.readings.empty()) path.fallback_api = api.chosen;
-  }
-  for (std::string& e : api.errors) AddError(out.errors, std::move(e));
-  if (!path.preferred_api.empty()) {
-    // A pinned exporter pod that answered is fresher than the query API for its node.
-    std::set<std::string> pinned_nodes;
-    for (const Read& r : reads)
-      if (r.candidate.pinned && gpu_exporter_up(r)) pinned_nodes.insert(r.candidate.node);
-    std::erase_if(api.readings, [&](const sources::ExporterReadings& e) {
-      return pinned_nodes.count(e.node) > 0;
-    });
-  }
+  if (!c.path.preferred_api.empty() || c.exporter_answered ||
+      !(c.presence.present || !options_.pins.services.empty()) ||
+      (c.api_ran && !c.api.chosen.empty()))
+    return std::nullopt;
+  return query_api_.Plan(*c.objects, options_.pins.services, c.now);
+}
 
-  BuildReport(objects, presence, pinned, candidates, api, out);
-  const ReadPathChoice choice = DescribeReadPath(path);
-  out.report.read_path = std::string(ReadPathName(choice.path));
-  out.report.read_path_reason = choice.reason;
-  out.report.read_path_detail = choice.detail;
-  // Readings: the pods' in key order, then the query API's (per node and kind).
-  for (Read& r : reads) {
-    if (!(r.done && r.read && r.up())) continue;
-    sources::ExporterReadings e{r.candidate.namespace_, r.candidate.pod, r.candidate.node,
-                                std::move(*r.body.readings)};
-    e.pinned = r.candidate.pinned;
-    out.readings.push_back(std::move(e));
+DiscoveryFindings Discovery::Finish(const QueryApiReadOutcome* fallback) {
+  Cycle& c = cycle_;
+  if (fallback) {
+    c.api = query_api_.Record(*fallback, c.now, c.now_unix);
+    if (!c.api.chosen.empty() && c.api.readings > 0) c.path.fallback_api = c.api.chosen;
   }
-  for (sources::ExporterReadings& e : api.readings) out.readings.push_back(std::move(e));
-  // What they may not say is dropped before the stages see it, checked against the whole
-  // cluster (a shard's query-API readings name other shards' nodes and pods too).
-  trust::VetReadings(out.readings, whole_cluster ? *whole_cluster : objects);
-  AttachRejections(out.readings, out.report.exporters);
+  for (std::string& e : c.api.errors) AddError(c.errors, std::move(e));
+  BuildReport(c.presence, c.pinned, c.candidates, c.api, c.report);
+  const ReadPathChoice choice = DescribeReadPath(c.path);
+  c.report.read_path = std::string(ReadPathName(choice.path));
+  c.report.read_path_reason = choice.reason;
+  c.report.read_path_detail = choice.detail;
+  DiscoveryFindings out{std::move(c.report), std::move(c.errors), std::move(c.pinned_nodes)};
+  cycle_ = Cycle{};
   return out;
 }
 
@@ -286,20 +203,26 @@ std::vector<const Candidate*> Discovery::ProbeOrder(
 
 // Due probes (the cache decides; inference probes within the budget) and every accepted target
 // not probed now, sorted by key.
-std::vector<Discovery::Read> Discovery::PlanReads(const std::vector<Candidate>& current,
-                                                  std::chrono::steady_clock::time_point now,
-                                                  DiscoveryReport& report) {
+std::vector<PodRead> Discovery::PlanReads(const std::vector<Candidate>& current,
+                                          std::chrono::steady_clock::time_point now,
+                                          DiscoveryReport& report) {
   cache_.Prune(current);
   std::vector<Candidate> due = cache_.Due(current, now);
   cache_.RediscoveryDone();
-  std::vector<Read> reads;
+  std::vector<PodRead> reads;
   due_keys_.clear();
+  auto add = [&](const Candidate& c, bool probe, sources::BodyKind kind) {
+    PodRead r;
+    r.candidate = c;
+    r.probe = probe;
+    r.kind = kind;
+    r.timeout = probe ? options_.probe_timeout : options_.scrape.timeout;
+    r.max_body_bytes = options_.scrape.limits.body_bytes;
+    reads.push_back(std::move(r));
+  };
   auto probe = [&](const Candidate& c) {
     due_keys_.insert(c.Key());
-    Read r;
-    r.candidate = c;
-    r.probe = true;
-    reads.push_back(std::move(r));
+    add(c, true, sources::BodyKind::kUnrecognised);
   };
   std::vector<const Candidate*> inference_due;
   for (const Candidate& c : due) {
@@ -324,42 +247,19 @@ std::vector<Discovery::Read> Discovery::PlanReads(const std::vector<Candidate>& 
   }
   for (const auto& [key, entry] : cache_.entries()) {
     if (due_keys_.count(key) || !IsAccepted(entry.verdict.outcome)) continue;
-    Read r;
-    r.candidate = entry.candidate;
-    r.kind = entry.verdict.kind;
-    reads.push_back(std::move(r));
+    add(entry.candidate, false, entry.verdict.kind);
   }
-  std::sort(reads.begin(), reads.end(),
-            [](const Read& a, const Read& b) { return a.candidate.Key() < b.candidate.Key(); });
+  std::sort(reads.begin(), reads.end(), [](const PodRead& a, const PodRead& b) {
+    return a.candidate.Key() < b.candidate.Key();
+  });
   return reads;
 }
 
-// Verdicts into the cache; a known target that failed asks for rediscovery next cycle.
-void Discovery::RecordReads(std::vector<Read>& reads, std::chrono::steady_clock::time_point now,
-                            double now_unix, DiscoveryResult& out) {
-  for (Read& r : reads) {
-    if (!r.done) continue;  // cancelled before it started
-    if (r.fetch.http_status == 403) AddError(out.errors, r.fetch.error);
-    if (r.probe) {
-      cache_.Record(r.candidate, r.verdict, r.fetch, now, now_unix);
-      ++out.report.probed_this_cycle;
-    }
-    if (!r.read) continue;
-    if (r.up())
-      cache_.Refresh(r.candidate.Key(), now);
-    else
-      cache_.RequestRediscovery();
-    out.report.exporters.push_back(StatusOf(r));
-  }
-}
-
-void Discovery::BuildReport(const kube::ClusterObjects& objects, const GpuPresence& presence,
-                            const PinnedCandidates& pinned, size_t candidates,
-                            const QueryApiResult& fallback, DiscoveryResult& out) {
-  DiscoveryReport& r = out.report;
+void Discovery::BuildReport(const GpuPresence& presence, const PinnedCandidates& pinned,
+                            size_t candidates, const QueryApiResult& fallback, DiscoveryReport& r) {
   r.cluster = cluster_;
-  r.pods_listed = objects.pods.size();
-  r.nodes_listed = objects.nodes.size();
+  r.pods_listed = cycle_.objects->pods.size();
+  r.nodes_listed = cycle_.objects->nodes.size();
   r.gpu_present = presence.present;
   r.gpu_presence = presence.reason;
   r.candidates = candidates + fallback.candidates;

@@ -18,7 +18,7 @@ std::string_view OutcomeName(Outcome outcome) {
   return "error";
 }
 
-ProbeVerdict FailedFetchVerdict(const scrape::Fetch& fetch) {
+ProbeVerdict FailedFetchVerdict(const FetchFacts& fetch) {
   ProbeVerdict v;
   v.http_status = fetch.http_status;
   v.outcome = Outcome::kError;
@@ -26,16 +26,17 @@ ProbeVerdict FailedFetchVerdict(const scrape::Fetch& fetch) {
   return v;
 }
 
-ProbeVerdict JudgeProbe(const Candidate& candidate, const scrape::Fetch& fetch) {
+ProbeVerdict JudgeProbe(const Candidate& candidate, const FetchFacts& fetch,
+                        std::string_view body) {
   if (!fetch.ok) return FailedFetchVerdict(fetch);
   ProbeVerdict v;
   v.http_status = fetch.http_status;
-  sources::Classification c = sources::ClassifyBody(fetch.body);
+  sources::Classification c = sources::ClassifyBody(body);
   v.kind = c.kind;
   if (c.kind == sources::BodyKind::kUnrecognised) {
     v.outcome = Outcome::kUnrecognised;
-    v.reason = fetch.body.empty() ? "unrecognised: empty body"
-                                  : "unrecognised: first line \"" + c.reason + "\"";
+    v.reason =
+        body.empty() ? "unrecognised: empty body" : "unrecognised: first line \"" + c.reason + "\"";
     return v;
   }
   const std::string what = std::string(sources::BodyKindName(c.kind)) + " (" + c.reason + ")";

@@ -13,8 +13,6 @@
 namespace gpuattr::discovery {
 namespace {
 
-constexpr std::string_view kJsonAccept = "application/json";
-
 // Services whose names contain a query-API word but serve no query API (or only part of one).
 constexpr std::array<std::string_view, 22> kNotQueryApis = {
     "alertmanager", "node-exporter",  "exporter", "operator",    "kube-state-metrics",
@@ -49,17 +47,9 @@ bool LooksLikeExporterName(std::string_view name) {
   return Contains(name, "exporter") || Contains(name, "dcgm");
 }
 
-scrape::FetchOptions JsonFetch(std::chrono::milliseconds timeout, size_t cap) {
-  scrape::FetchOptions o;
-  o.timeout = timeout;
-  o.max_body_bytes = cap;
-  o.accept = std::string(kJsonAccept);
-  return o;
-}
-
-std::string Source(const QueryApiCandidate& c) { return "query API " + c.Key(); }
-
 }  // namespace
+
+std::string QueryApiSource(const QueryApiCandidate& c) { return "query API " + c.Key(); }
 
 std::string_view QueryApiFlavorName(QueryApiFlavor flavor) {
   switch (flavor) {
@@ -228,11 +218,12 @@ sources::PodLookup PodLookupFor(const kube::ClusterObjects& objects) {
   return lookup;
 }
 
-ProbeVerdict JudgeQueryApiProbe(const QueryApiCandidate& candidate, const scrape::Fetch& fetch) {
+ProbeVerdict JudgeQueryApiProbe(const QueryApiCandidate& candidate, const FetchFacts& fetch,
+                                std::string_view body) {
   if (!fetch.ok) return FailedFetchVerdict(fetch);
   ProbeVerdict v;
   v.http_status = fetch.http_status;
-  auto decoded = sources::DecodeQueryResponse(fetch.body, Source(candidate));
+  auto decoded = sources::DecodeQueryResponse(body, QueryApiSource(candidate));
   if (!decoded) {
     v.outcome = Outcome::kUnrecognised;
     v.reason = "unrecognised: " + decoded.error().message;
@@ -264,12 +255,12 @@ ProbeVerdict JudgeQueryApiProbe(const QueryApiCandidate& candidate, const scrape
   return v;
 }
 
-QueryApiResult QueryApiFallback::RunCycle(scrape::Fetcher& fetcher,
-                                          const kube::ClusterObjects& objects,
-                                          const std::vector<ServicePin>& pins, TimePoint now,
-                                          double now_unix, const StopSignal* stop, bool preferred) {
-  QueryApiResult out;
-  out.searched = true;
+QueryApiRead QueryApiFallback::Plan(const kube::ClusterObjects& objects,
+                                    const std::vector<ServicePin>& pins, TimePoint now,
+                                    bool preferred) {
+  planned_ = Planned{};
+  planned_.pins = pins;
+  planned_.preferred = preferred;
   std::vector<QueryApiCandidate> candidates = QueryApiCandidates(objects, pins);
 
   // Forget services that are gone (or whose port changed).
@@ -277,30 +268,51 @@ QueryApiResult QueryApiFallback::RunCycle(scrape::Fetcher& fetcher,
   for (const auto& c : candidates) keys.insert(c.Key());
   for (auto it = entries_.begin(); it != entries_.end();)
     it = keys.count(it->first) ? std::next(it) : entries_.erase(it);
-  out.candidates = candidates.size();
+  planned_.count = candidates.size();
   // Untrusted services are never asked (DESIGN section 10): listed with how to trust them.
-  std::vector<ProbeRecord> untrusted;
   std::erase_if(candidates, [&](const QueryApiCandidate& c) {
     if (TrustedQueryApi(c, options_)) return false;
     ProbeVerdict v;
     v.outcome = Outcome::kUntrusted;
     v.reason =
         "untrusted (not probed): " + trust::HowToTrustQueryApi(c.namespace_, c.service, c.port);
-    untrusted.push_back({AsCandidate(c), std::move(v), 0, false});
+    planned_.untrusted.push_back({AsCandidate(c), std::move(v), 0, false});
     return true;
   });
-
   probed_now_.clear();
-  const QueryApiCandidate* chosen = Choose(fetcher, candidates, now, now_unix, stop, out);
-  if (chosen && !(stop && stop->stopped())) Query(fetcher, *chosen, objects, now, out);
-  Report(candidates, pins, preferred, out);
-  for (ProbeRecord& p : untrusted) out.probes.push_back(std::move(p));
-  return out;
+
+  QueryApiRead read;
+  read.probe_timeout = options_.probe_timeout;
+  read.query_timeout = options_.query_timeout;
+  read.max_body_bytes = options_.max_body_bytes;
+  read.limits = options_.limits;
+  auto target = [](const QueryApiCandidate& c) {
+    return QueryApiTarget{c, QueryApiPath(c, sources::ProbeQuery()),
+                          QueryApiPath(c, sources::DataQuery())};
+  };
+  // An API chosen earlier stays chosen while its verdict is valid (its queries succeed); else the
+  // candidates without a valid verdict are probed in order, at most max_probes, until one has the
+  // GPU series.
+  auto valid = [&](const std::string& key) {
+    auto it = entries_.find(key);
+    return it != entries_.end() && it->second.expires > now ? &it->second : nullptr;
+  };
+  for (const auto& c : candidates)
+    if (const QueryApiEntry* e = valid(c.Key()); e && IsAccepted(e->verdict.outcome)) {
+      read.chosen = target(c);
+      break;
+    }
+  for (const auto& c : candidates) {
+    if (read.chosen || read.probes.size() >= options_.max_probes) break;
+    if (!valid(c.Key())) read.probes.push_back(target(c));  // younger verdicts: not probed again
+  }
+  planned_.candidates = std::move(candidates);
+  return read;
 }
 
 namespace {
 
-void Note403(const scrape::Fetch& f, QueryApiResult& out) {
+void Note403(const FetchFacts& f, QueryApiResult& out) {
   if (f.http_status == 403 &&
       std::find(out.errors.begin(), out.errors.end(), f.error) == out.errors.end())
     out.errors.push_back(f.error);
@@ -308,87 +320,34 @@ void Note403(const scrape::Fetch& f, QueryApiResult& out) {
 
 }  // namespace
 
-// An API chosen earlier stays chosen while its verdict is valid (its queries succeed); else the
-// candidates without a valid verdict are probed in order, at most max_probes, until one has the
-// GPU series.
-const QueryApiCandidate* QueryApiFallback::Choose(scrape::Fetcher& fetcher,
-                                                  const std::vector<QueryApiCandidate>& candidates,
-                                                  TimePoint now, double now_unix,
-                                                  const StopSignal* stop, QueryApiResult& out) {
-  auto valid = [&](const std::string& key) {
-    auto it = entries_.find(key);
-    return it != entries_.end() && it->second.expires > now ? &it->second : nullptr;
-  };
-  for (const auto& c : candidates)
-    if (const QueryApiEntry* e = valid(c.Key()); e && IsAccepted(e->verdict.outcome)) return &c;
-
-  for (const auto& c : candidates) {
-    if (stop && stop->stopped()) break;
-    if (valid(c.Key())) continue;  // a verdict younger than the ttl: not probed again
-    if (out.probed_this_cycle >= options_.max_probes) break;
+QueryApiResult QueryApiFallback::Record(const QueryApiReadOutcome& outcome, TimePoint now,
+                                        double now_unix) {
+  QueryApiResult out;
+  out.searched = true;
+  out.candidates = planned_.count;
+  for (const QueryApiProbeOutcome& p : outcome.probes) {
     ++out.probed_this_cycle;
-    scrape::Fetch f = fetcher.Get(QueryApiPath(c, sources::ProbeQuery()),
-                                  JsonFetch(options_.probe_timeout, options_.max_body_bytes));
-    Note403(f, out);
-    QueryApiEntry e{c,        JudgeQueryApiProbe(c, f), now + options_.ttl,
-                    now_unix, f.duration_seconds,       f.bytes};
-    const bool accepted = IsAccepted(e.verdict.outcome);
-    entries_[c.Key()] = std::move(e);
-    probed_now_.insert(c.Key());
-    if (accepted) return &c;
+    Note403(p.fetch, out);
+    const std::string key = p.candidate.Key();
+    entries_[key] = QueryApiEntry{
+        p.candidate,  p.verdict, now + options_.ttl, now_unix, p.fetch.duration_seconds,
+        p.fetch.bytes};
+    probed_now_.insert(key);
   }
-  return nullptr;
-}
-
-// The cycle's one query of the chosen API: fetch, then read the answer (pure) into per-node
-// readings. A failed query forgets the choice, so the next cycle searches again.
-void QueryApiFallback::Query(scrape::Fetcher& fetcher, const QueryApiCandidate& chosen,
-                             const kube::ClusterObjects& objects, TimePoint now,
-                             QueryApiResult& out) {
-  const std::string key = chosen.Key();
-  out.chosen = key;
-  ExporterStatus st;
-  st.namespace_ = chosen.namespace_;
-  st.pod = chosen.service;
-  st.port = chosen.port_number;
-  st.kind = "prometheus";
-  scrape::Fetch f = fetcher.Get(QueryApiPath(chosen, sources::DataQuery()),
-                                JsonFetch(options_.query_timeout, options_.max_body_bytes));
-  Note403(f, out);
-  st.http_status = f.http_status;
-  st.duration_seconds = f.duration_seconds;
-  st.bytes = f.bytes;
-  Result<sources::QueryAnswer> answer =
-      f.ok
-          ? sources::ReadQueryAnswer(f.body, Source(chosen), PodLookupFor(objects), options_.limits)
-          : Result<sources::QueryAnswer>(
-                MakeError(ErrorCode::kUnavailable, f.error.empty() ? "no response" : f.error));
-  if (!answer) {
-    st.reason = answer.error().message;
-    entries_.erase(key);
-    out.exporters.push_back(std::move(st));
-    return;
+  if (outcome.queried) {
+    const std::string key = outcome.queried->Key();
+    out.chosen = key;
+    Note403(outcome.query, out);
+    if (outcome.answered)
+      entries_[key].expires = now + options_.ttl;
+    else
+      entries_.erase(key);
+    out.readings = outcome.readings;
+    out.exporters.push_back(outcome.status);
   }
-  auto add = [&](const std::string& node, sources::Readings readings) {
-    sources::ExporterReadings e{chosen.namespace_, chosen.service, node, std::move(readings)};
-    e.pinned = chosen.pinned;
-    e.from_query_api = true;  // its nodes and pods are vetted (trust/vet.h)
-    out.readings.push_back(std::move(e));
-  };
-  for (sources::PromNodeReadings& n : answer->nodes) {
-    if (n.dcgm) add(n.node, std::move(*n.dcgm));
-    if (n.process) add(n.node, std::move(*n.process));
-  }
-  st.up = true;
-  st.parse_errors = answer->invalid_series + answer->unnamed_series;
-  if (answer->invalid_series > 0)
-    st.reason = std::to_string(st.parse_errors) + " unusable series, " + answer->first_invalid;
-  else if (answer->unnamed_series > 0)
-    st.reason = std::to_string(answer->unnamed_series) + " series without __name__";
-  for (const std::string& r : answer->rejected_nodes)
-    st.reason += (st.reason.empty() ? "" : "; ") + r;
-  entries_[key].expires = now + options_.ttl;
-  out.exporters.push_back(std::move(st));
+  Report(planned_.candidates, planned_.pins, planned_.preferred, out);
+  for (const ProbeRecord& p : planned_.untrusted) out.probes.push_back(p);
+  return out;
 }
 
 // What the status page shows: pins whose probe failed (query APIs that are down; unpinned failures

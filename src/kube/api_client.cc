@@ -117,8 +117,10 @@ RequestKind ClassifyPath(std::string_view path) {
   return kind;
 }
 
-Error ErrorForStatus(int status, const Response& resp, const RequestKind& kind,
-                     std::string_view cluster) {
+namespace {
+
+Error ErrorTextForStatus(int status, const Response& resp, const RequestKind& kind,
+                         std::string_view cluster) {
   const std::string c = "cluster \"" + std::string(cluster) + "\"";
   std::string server = ServerMessage(resp);
   std::string suffix = server.empty() ? "" : " (apiserver: " + server + ")";
@@ -155,6 +157,15 @@ Error ErrorForStatus(int status, const Response& resp, const RequestKind& kind,
   }
   return MakeError(ErrorCode::kInvalidArgument, "unexpected HTTP " + std::to_string(status) +
                                                     " from " + c + " to " + What(kind) + suffix);
+}
+
+}  // namespace
+
+Error ErrorForStatus(int status, const Response& resp, const RequestKind& kind,
+                     std::string_view cluster) {
+  Error e = ErrorTextForStatus(status, resp, kind, cluster);
+  e.http_status = status;  // as a field: callers never read it back from the text
+  return e;
 }
 
 RandomSource DefaultRandomSource() {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <thread>
 #include <vector>
 
@@ -16,27 +15,17 @@ std::string ProxyMetricsPath(std::string_view ns, std::string_view pod, int32_t 
 }
 
 int HttpStatusOfError(const Error& error) {
+  if (error.http_status != 0) return error.http_status;
+  // No response, but credentials the transport could not get (an exec plugin, a token file) are
+  // the apiserver's refusal all the same.
   switch (error.code) {
     case ErrorCode::kUnauthenticated:
       return 401;
     case ErrorCode::kPermissionDenied:
       return 403;
     default:
-      break;
+      return 0;
   }
-  const std::string& m = error.message;
-  for (size_t at = m.find("HTTP "); at != std::string::npos; at = m.find("HTTP ", at + 1)) {
-    size_t i = at + 5;
-    int v = 0;
-    size_t digits = 0;
-    while (i < m.size() && std::isdigit(static_cast<unsigned char>(m[i])) && digits < 3) {
-      v = v * 10 + (m[i] - '0');
-      ++i;
-      ++digits;
-    }
-    if (digits == 3 && v >= 100) return v;
-  }
-  return 0;
 }
 
 void RunBounded(size_t n, size_t concurrency, const std::function<void(size_t)>& work,

@@ -85,6 +85,58 @@ std::string DeviceName(const ResolvedLabels& l) {
   return name;
 }
 
+// A family gpuattr does not read: a DCGM field it ignores, or no DCGM family at all.
+void TallyUnread(std::string_view name, FamilyTally& tally) {
+  if (IsDcgmFamily(name))
+    tally.Ignored(name);
+  else
+    tally.Unknown(name);
+}
+
+// One sample's value into its record, in the field's base unit: per XID error code for the XID
+// counts, the worst of the health watches, else the first value of the field (later ones count
+// as duplicates). A value that is not finite is invalid.
+void StoreValue(DcgmRecord& rec, const DcgmFieldAlias& alias, double raw,
+                const ResolvedLabels& labels, ReadStats& stats) {
+  if (!std::isfinite(raw)) {
+    ++stats.invalid_values;
+    return;
+  }
+  const double value = ToBaseUnit(alias.unit, raw);
+  if (alias.field == DcgmField::kXidErrorsCount) {
+    // dcgm-exporter emits one 0-valued line without `xid` when there were none.
+    if (!labels.Has(LabelKey::kXid)) return;
+    auto xid = ParseInt(labels.Get(LabelKey::kXid));
+    if (!xid) {
+      ++stats.invalid_values;
+      return;
+    }
+    if (!rec.xid_error_counts.emplace(*xid, value).second) {
+      ++stats.duplicate_samples;
+      return;
+    }
+    ++stats.samples_used;
+    return;
+  }
+  std::optional<double>* slot = rec.values.Slot(alias.field);
+  if (alias.field == DcgmField::kHealthStatus) {
+    // One line per health watch (subsystem): keep the worst.
+    if (!*slot || value > **slot) *slot = value;
+    ++stats.samples_used;
+    return;
+  }
+  if (slot->has_value()) {
+    ++stats.duplicate_samples;
+    return;
+  }
+  *slot = value;
+  ++stats.samples_used;
+  if (alias.field == DcgmField::kLastXid) {
+    FillIfEmpty(rec.xid_err_code, labels.Get(LabelKey::kErrCode));
+    FillIfEmpty(rec.xid_err_msg, labels.Get(LabelKey::kErrMsg));
+  }
+}
+
 }  // namespace
 
 DcgmReadings ReadDcgm(const expo::Exposition& exposition, const BodyLimits& limits,
@@ -109,13 +161,7 @@ DcgmReadings ReadDcgm(const expo::Exposition& exposition, const BodyLimits& limi
       last_name = s.name;
       last_alias = LookupDcgmField(s.name);
       have_last = true;
-      if (!last_alias) {
-        if (IsDcgmFamily(s.name)) {
-          tally.Ignored(s.name);
-        } else {
-          tally.Unknown(s.name);
-        }
-      }
+      if (!last_alias) TallyUnread(s.name, tally);
     }
     if (!last_alias && !IsDcgmFamily(s.name)) continue;
     ResolvedLabels labels(exposition.LabelsOf(s));
@@ -140,48 +186,7 @@ DcgmReadings ReadDcgm(const expo::Exposition& exposition, const BodyLimits& limi
     }
     DcgmRecord& rec = out.records[it->second];
     MergeAttributes(rec, labels);
-    if (!last_alias) continue;
-    const DcgmFieldAlias& alias = *last_alias;
-
-    if (!std::isfinite(s.value)) {
-      ++stats.invalid_values;
-      continue;
-    }
-    const double value = ToBaseUnit(alias.unit, s.value);
-
-    if (alias.field == DcgmField::kXidErrorsCount) {
-      // dcgm-exporter emits one 0-valued line without `xid` when there were none.
-      if (!labels.Has(LabelKey::kXid)) continue;
-      auto xid = ParseInt(labels.Get(LabelKey::kXid));
-      if (!xid) {
-        ++stats.invalid_values;
-        continue;
-      }
-      if (!rec.xid_error_counts.emplace(*xid, value).second) {
-        ++stats.duplicate_samples;
-        continue;
-      }
-      ++stats.samples_used;
-      continue;
-    }
-
-    std::optional<double>* slot = rec.values.Slot(alias.field);
-    if (alias.field == DcgmField::kHealthStatus) {
-      // One line per health watch (subsystem): keep the worst.
-      if (!*slot || value > **slot) *slot = value;
-      ++stats.samples_used;
-      continue;
-    }
-    if (slot->has_value()) {
-      ++stats.duplicate_samples;
-      continue;
-    }
-    *slot = value;
-    ++stats.samples_used;
-    if (alias.field == DcgmField::kLastXid) {
-      FillIfEmpty(rec.xid_err_code, labels.Get(LabelKey::kErrCode));
-      FillIfEmpty(rec.xid_err_msg, labels.Get(LabelKey::kErrMsg));
-    }
+    if (last_alias) StoreValue(rec, *last_alias, s.value, labels, stats);
   }
   return out;
 }

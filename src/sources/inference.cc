@@ -16,6 +16,49 @@ namespace {
 void Add(std::optional<double>& slot, double v) { slot = slot.value_or(0.0) + v; }
 void Max(std::optional<double>& slot, double v) { slot = slot ? std::max(*slot, v) : v; }
 
+// One sample's value into its model: counters and gauges summed over engines, the KV cache's
+// fullest engine, successes by finish reason.
+void Apply(InferenceReading& r, InferenceMetric metric, double v, std::string_view reason) {
+  switch (metric) {
+    case InferenceMetric::kKvCacheUsage:
+      Max(r.kv_cache_usage, v);  // each engine has its own cache: the fullest one saturates
+      break;
+    case InferenceMetric::kRequestsRunning:
+      Add(r.requests_running, v);
+      break;
+    case InferenceMetric::kRequestsWaiting:
+      Add(r.requests_waiting, v);
+      break;
+    case InferenceMetric::kGenThroughput:
+      Add(r.gen_throughput, v);
+      break;
+    case InferenceMetric::kPromptTokens:
+      Add(r.prompt_tokens_total, v);
+      break;
+    case InferenceMetric::kGenerationTokens:
+      Add(r.generation_tokens_total, v);
+      break;
+    case InferenceMetric::kPreemptions:
+      Add(r.preemptions_total, v);
+      break;
+    case InferenceMetric::kPrefixCacheHits:
+      Add(r.prefix_cache_hits_total, v);
+      break;
+    case InferenceMetric::kPrefixCacheQueries:
+      Add(r.prefix_cache_queries_total, v);
+      break;
+    case InferenceMetric::kRequestSuccess:
+      r.request_success_total[reason.empty() ? std::string("unknown") : std::string(reason)] += v;
+      break;
+    case InferenceMetric::kTtftSum:
+      Add(r.ttft_seconds_sum, v);
+      break;
+    case InferenceMetric::kTtftCount:
+      Add(r.ttft_count, v);
+      break;
+  }
+}
+
 struct ModelState {
   std::set<std::string> engines;
   std::unordered_set<std::string> seen;  // metric/engine/reason already counted
@@ -86,45 +129,7 @@ InferenceReadings ReadInference(const expo::Exposition& exposition, const BodyLi
       ++stats.duplicate_samples;
       continue;
     }
-    const double v = ToBaseUnit(alias->unit, s.value);
-    switch (alias->metric) {
-      case InferenceMetric::kKvCacheUsage:
-        Max(r.kv_cache_usage, v);  // each engine has its own cache: the fullest one saturates
-        break;
-      case InferenceMetric::kRequestsRunning:
-        Add(r.requests_running, v);
-        break;
-      case InferenceMetric::kRequestsWaiting:
-        Add(r.requests_waiting, v);
-        break;
-      case InferenceMetric::kGenThroughput:
-        Add(r.gen_throughput, v);
-        break;
-      case InferenceMetric::kPromptTokens:
-        Add(r.prompt_tokens_total, v);
-        break;
-      case InferenceMetric::kGenerationTokens:
-        Add(r.generation_tokens_total, v);
-        break;
-      case InferenceMetric::kPreemptions:
-        Add(r.preemptions_total, v);
-        break;
-      case InferenceMetric::kPrefixCacheHits:
-        Add(r.prefix_cache_hits_total, v);
-        break;
-      case InferenceMetric::kPrefixCacheQueries:
-        Add(r.prefix_cache_queries_total, v);
-        break;
-      case InferenceMetric::kRequestSuccess:
-        r.request_success_total[reason.empty() ? std::string("unknown") : std::string(reason)] += v;
-        break;
-      case InferenceMetric::kTtftSum:
-        Add(r.ttft_seconds_sum, v);
-        break;
-      case InferenceMetric::kTtftCount:
-        Add(r.ttft_count, v);
-        break;
-    }
+    Apply(r, alias->metric, ToBaseUnit(alias->unit, s.value), reason);
     ++stats.samples_used;
   }
   return out;

@@ -36,6 +36,87 @@ std::optional<double>* DeviceSlot(ProcessDeviceReading& d, ProcessMetric m) {
   return nullptr;
 }
 
+ProcessReading NewProcess(const ResolvedLabels& labels, uint32_t line) {
+  ProcessReading p;
+  if (labels.Has(LabelKey::kNamespace) || labels.Has(LabelKey::kPod)) {
+    PodLabels pod;
+    pod.id.namespace_ = labels.Get(LabelKey::kNamespace);
+    pod.id.name = labels.Get(LabelKey::kPod);
+    pod.container = labels.Get(LabelKey::kContainer);
+    p.pod = std::move(pod);
+  }
+  p.uuid = labels.Get(LabelKey::kUuid);
+  p.gpu = labels.Get(LabelKey::kGpu);
+  p.pid = labels.Get(LabelKey::kPid);
+  p.first_line = line;
+  return p;
+}
+
+ProcessDeviceReading NewDevice(const ResolvedLabels& labels, uint32_t line) {
+  ProcessDeviceReading d;
+  d.uuid = labels.Get(LabelKey::kUuid);
+  d.gpu = labels.Get(LabelKey::kGpu);
+  d.first_line = line;
+  return d;
+}
+
+// The records of one body, found by key, within the body limits.
+class Records {
+ public:
+  Records(ProcessReadings& out, const BodyLimits& limits) : out_(out), budget_(limits) {}
+
+  // The slot of a sample's metric, in its process's or device's record (made when new); null
+  // when a new record would break a limit (see breach()).
+  std::optional<double>* Slot(const ResolvedLabels& labels, ProcessMetric metric, uint32_t line) {
+    key_.clear();
+    AppendKeyPart(key_, labels.Get(LabelKey::kUuid));
+    AppendKeyPart(key_, labels.Get(LabelKey::kGpu));
+    if (IsProcessLevel(metric)) {
+      for (LabelKey k :
+           {LabelKey::kNamespace, LabelKey::kPod, LabelKey::kContainer, LabelKey::kPid}) {
+        AppendKeyPart(key_, labels.Get(k));
+      }
+      auto [it, inserted] = process_index_.try_emplace(key_, out_.processes.size());
+      if (inserted) {
+        if (!Admit(labels, true)) return nullptr;
+        out_.processes.push_back(NewProcess(labels, line));
+      }
+      return ProcessSlot(out_.processes[it->second], metric);
+    }
+    auto [it, inserted] = device_index_.try_emplace(key_, out_.devices.size());
+    if (inserted) {
+      if (!Admit(labels, false)) return nullptr;
+      out_.devices.push_back(NewDevice(labels, line));
+    }
+    return DeviceSlot(out_.devices[it->second], metric);
+  }
+
+  LimitBreach& breach() { return over_; }
+
+ private:
+  // A new process or device line may be a new device or a new pod on one: within the limits.
+  bool Admit(const ResolvedLabels& labels, bool with_pod) {
+    std::string device;
+    AppendKeyPart(device, labels.Get(LabelKey::kUuid));
+    AppendKeyPart(device, labels.Get(LabelKey::kGpu));
+    pod_key_.clear();
+    if (with_pod && (labels.Has(LabelKey::kNamespace) || labels.Has(LabelKey::kPod))) {
+      AppendKeyPart(pod_key_, labels.Get(LabelKey::kNamespace));
+      AppendKeyPart(pod_key_, labels.Get(LabelKey::kPod));
+    }
+    std::string name(labels.Get(LabelKey::kGpu));
+    if (labels.Has(LabelKey::kUuid)) name += " (" + std::string(labels.Get(LabelKey::kUuid)) + ")";
+    return budget_.Admit(device, name, pod_key_, over_);
+  }
+
+  ProcessReadings& out_;
+  DeviceBudget budget_;
+  std::unordered_map<std::string, size_t> process_index_;
+  std::unordered_map<std::string, size_t> device_index_;
+  std::string key_, pod_key_;  // reused across samples
+  LimitBreach over_;
+};
+
 }  // namespace
 
 ProcessReadings ReadProcess(const expo::Exposition& exposition, const BodyLimits& limits,
@@ -43,27 +124,7 @@ ProcessReadings ReadProcess(const expo::Exposition& exposition, const BodyLimits
   ProcessReadings out;
   ReadStats& stats = out.stats;
   FamilyTally tally(stats);
-  std::unordered_map<std::string, size_t> process_index;
-  std::unordered_map<std::string, size_t> device_index;
-  std::string key;  // reused across samples
-  DeviceBudget budget(limits);
-  std::string pod_key;
-  LimitBreach over;
-  // A new process or device line may be a new device or a new pod on one: within the limits.
-  auto admit = [&](const ResolvedLabels& labels, bool with_pod) {
-    std::string device;
-    AppendKeyPart(device, labels.Get(LabelKey::kUuid));
-    AppendKeyPart(device, labels.Get(LabelKey::kGpu));
-    pod_key.clear();
-    if (with_pod && (labels.Has(LabelKey::kNamespace) || labels.Has(LabelKey::kPod))) {
-      AppendKeyPart(pod_key, labels.Get(LabelKey::kNamespace));
-      AppendKeyPart(pod_key, labels.Get(LabelKey::kPod));
-    }
-    std::string name(labels.Get(LabelKey::kGpu));
-    if (labels.Has(LabelKey::kUuid)) name += " (" + std::string(labels.Get(LabelKey::kUuid)) + ")";
-    return budget.Admit(device, name, pod_key, over);
-  };
-
+  Records records(out, limits);
   for (const expo::Sample& s : exposition.samples) {
     ++stats.samples;
     auto alias = LookupProcessMetric(s.name);
@@ -81,47 +142,8 @@ ProcessReadings ReadProcess(const expo::Exposition& exposition, const BodyLimits
       ++stats.unkeyed_samples;
       continue;
     }
-
-    std::optional<double>* slot = nullptr;
-    key.clear();
-    AppendKeyPart(key, labels.Get(LabelKey::kUuid));
-    AppendKeyPart(key, labels.Get(LabelKey::kGpu));
-    if (IsProcessLevel(alias->metric)) {
-      for (LabelKey k :
-           {LabelKey::kNamespace, LabelKey::kPod, LabelKey::kContainer, LabelKey::kPid}) {
-        AppendKeyPart(key, labels.Get(k));
-      }
-      auto [it, inserted] = process_index.try_emplace(key, out.processes.size());
-      if (inserted) {
-        if (!admit(labels, true)) break;
-        ProcessReading p;
-        if (labels.Has(LabelKey::kNamespace) || labels.Has(LabelKey::kPod)) {
-          PodLabels pod;
-          pod.id.namespace_ = labels.Get(LabelKey::kNamespace);
-          pod.id.name = labels.Get(LabelKey::kPod);
-          pod.container = labels.Get(LabelKey::kContainer);
-          p.pod = std::move(pod);
-        }
-        p.uuid = labels.Get(LabelKey::kUuid);
-        p.gpu = labels.Get(LabelKey::kGpu);
-        p.pid = labels.Get(LabelKey::kPid);
-        p.first_line = s.line;
-        out.processes.push_back(std::move(p));
-      }
-      slot = ProcessSlot(out.processes[it->second], alias->metric);
-    } else {
-      auto [it, inserted] = device_index.try_emplace(key, out.devices.size());
-      if (inserted) {
-        if (!admit(labels, false)) break;
-        ProcessDeviceReading d;
-        d.uuid = labels.Get(LabelKey::kUuid);
-        d.gpu = labels.Get(LabelKey::kGpu);
-        d.first_line = s.line;
-        out.devices.push_back(std::move(d));
-      }
-      slot = DeviceSlot(out.devices[it->second], alias->metric);
-    }
-
+    std::optional<double>* slot = records.Slot(labels, alias->metric, s.line);
+    if (slot == nullptr) break;
     if (!std::isfinite(s.value)) {
       ++stats.invalid_values;
       continue;
@@ -133,7 +155,7 @@ ProcessReadings ReadProcess(const expo::Exposition& exposition, const BodyLimits
     *slot = ToBaseUnit(alias->unit, s.value);
     ++stats.samples_used;
   }
-  if (breach && !over.limit.empty()) *breach = std::move(over);
+  if (breach && !records.breach().limit.empty()) *breach = std::move(records.breach());
   return out;
 }
 

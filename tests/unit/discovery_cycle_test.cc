@@ -10,6 +10,7 @@
 #include "gpuattr/metrics/discovery_metrics.h"
 #include "gpuattr/metrics/families.h"
 #include "gpuattr/report/status_page.h"
+#include "gpuattr/scrape/cycle.h"
 #include "gpuattr/sources/body.h"
 #include "support/fake_clock.h"
 #include "support/fake_transport.h"
@@ -82,7 +83,7 @@ TEST(DiscoveryCycle, ProbesClassifiesAndScrapesOncePerCycle) {
   f.transport->SetDefault(kGfdPath, FakeReply::Json("go_goroutines 12\n"));
   auto objects = GpuCluster();
 
-  DiscoveryResult c1 = f.discovery->RunCycle(*f.fetcher, *objects);
+  scrape::ScrapeResult c1 = scrape::ReadCycle(*f.discovery, *f.fetcher, *objects);
   EXPECT_EQ(f.ProxyGets(), 2u);  // the probe's body is also the first scrape
   EXPECT_EQ(c1.report.probed_this_cycle, 2u);
   EXPECT_EQ(c1.report.outcome_counts.at("accepted"), 1u);
@@ -109,15 +110,15 @@ TEST(DiscoveryCycle, ProbesClassifiesAndScrapesOncePerCycle) {
 
   // Steady state: one scrape per cycle, no probe until the 60 s cache runs out.
   f.clock.Advance(seconds(20));
-  DiscoveryResult c2 = f.discovery->RunCycle(*f.fetcher, *objects);
+  scrape::ScrapeResult c2 = scrape::ReadCycle(*f.discovery, *f.fetcher, *objects);
   EXPECT_EQ(f.ProxyGets(), 3u);
   EXPECT_EQ(f.transport->CountRequests(kGfdPath), 1u);
   EXPECT_EQ(c2.report.probed_this_cycle, 0u);
   EXPECT_EQ(c2.readings.size(), 1u);
   f.clock.Advance(seconds(20));
-  f.discovery->RunCycle(*f.fetcher, *objects);
+  scrape::ReadCycle(*f.discovery, *f.fetcher, *objects);
   f.clock.Advance(seconds(20));  // 60 s after the probe: the unrecognised one is probed again
-  DiscoveryResult c4 = f.discovery->RunCycle(*f.fetcher, *objects);
+  scrape::ScrapeResult c4 = scrape::ReadCycle(*f.discovery, *f.fetcher, *objects);
   EXPECT_EQ(f.transport->CountRequests(kGfdPath), 2u);
   EXPECT_EQ(f.transport->CountRequests(kDcgmPath), 4u);
   EXPECT_EQ(c4.report.probed_this_cycle, 1u);
@@ -128,10 +129,10 @@ TEST(DiscoveryCycle, AFailedScrapeReDiscoversNextCycle) {
   f.transport->SetDefault(kDcgmPath, FakeReply::Json(kDcgmBody));
   f.transport->SetDefault(kGfdPath, FakeReply::Json("go_goroutines 12\n"));
   auto objects = GpuCluster();
-  f.discovery->RunCycle(*f.fetcher, *objects);
+  scrape::ReadCycle(*f.discovery, *f.fetcher, *objects);
   f.transport->Enqueue(kDcgmPath, FakeReply::Json("{\"kind\":\"Status\"}", 503));
   f.clock.Advance(seconds(20));
-  DiscoveryResult failed = f.discovery->RunCycle(*f.fetcher, *objects);
+  scrape::ScrapeResult failed = scrape::ReadCycle(*f.discovery, *f.fetcher, *objects);
   const ExporterStatus* e = FindExporter(failed.report, "dcgm-exporter-a");
   ASSERT_NE(e, nullptr);
   EXPECT_FALSE(e->up);
@@ -142,7 +143,7 @@ TEST(DiscoveryCycle, AFailedScrapeReDiscoversNextCycle) {
   EXPECT_TRUE(failed.report.rediscovery_next_cycle);
 
   f.clock.Advance(seconds(20));  // the unrecognised candidate's 60 s have not run out
-  DiscoveryResult again = f.discovery->RunCycle(*f.fetcher, *objects);
+  scrape::ScrapeResult again = scrape::ReadCycle(*f.discovery, *f.fetcher, *objects);
   EXPECT_EQ(again.report.probed_this_cycle, 2u);  // both exporter candidates probed again
   EXPECT_EQ(f.transport->CountRequests(kGfdPath), 2u);
   EXPECT_EQ(again.readings.size(), 1u);
@@ -161,7 +162,7 @@ TEST(DiscoveryCycle, NoGpuNoProbe) {
   n.name = "gpu-node-1";
   o->nodes[n.name] = n;
   for (int i = 0; i < 10; ++i) {
-    DiscoveryResult c = f.discovery->RunCycle(*f.fetcher, *o);
+    scrape::ScrapeResult c = scrape::ReadCycle(*f.discovery, *f.fetcher, *o);
     EXPECT_FALSE(c.report.gpu_present);
     EXPECT_NE(c.report.nothing_found.find("1 pods listed, 0 candidates probed"), std::string::npos)
         << c.report.nothing_found;
@@ -182,7 +183,7 @@ TEST(DiscoveryCycle, PinnedPodWithoutKeywordIsProbedOnItsPort) {
   o->pods[p.Key()] = p;
   const std::string path = "/api/v1/namespaces/telemetry/pods/collector-x1:9500/proxy/metrics";
   f.transport->SetDefault(path, FakeReply::Json(kDcgmBody));
-  DiscoveryResult c = f.discovery->RunCycle(*f.fetcher, *o);
+  scrape::ScrapeResult c = scrape::ReadCycle(*f.discovery, *f.fetcher, *o);
   EXPECT_EQ(f.transport->CountRequests(path), 1u);
   EXPECT_EQ(c.report.outcome_counts.at("pinned"), 1u);
   ASSERT_EQ(c.readings.size(), 1u);
@@ -197,7 +198,7 @@ TEST(DiscoveryCycle, ForbiddenProxyIsAnErrorNamingThePermission) {
   const char forbidden[] =
       R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403})";
   f.transport->SetDefault("/api/v1/namespaces/", FakeReply::Json(forbidden, 403));
-  DiscoveryResult c = f.discovery->RunCycle(*f.fetcher, *GpuCluster());
+  scrape::ScrapeResult c = scrape::ReadCycle(*f.discovery, *f.fetcher, *GpuCluster());
   ASSERT_FALSE(c.errors.empty());
   EXPECT_NE(c.errors[0].find("pods/proxy"), std::string::npos) << c.errors[0];
   EXPECT_NE(c.errors[0].find("cannot get"), std::string::npos) << c.errors[0];
@@ -217,7 +218,7 @@ TEST(DiscoveryFamilies, ExporterAndCandidateSeries) {
   Fixture f;
   f.transport->SetDefault(kDcgmPath, FakeReply::Json(kDcgmBody));
   f.transport->SetDefault(kGfdPath, FakeReply::Json("not exposition at all\n", 503));
-  DiscoveryResult c = f.discovery->RunCycle(*f.fetcher, *GpuCluster());
+  scrape::ScrapeResult c = scrape::ReadCycle(*f.discovery, *f.fetcher, *GpuCluster());
   metrics::FamilyCollector w;
   metrics::AddDiscoveryFamilies(c.report, w);
   auto fams = std::move(w).Finish();
@@ -267,7 +268,7 @@ TEST(DiscoveryCycle, PortlessPodsAreNeverProbedAndInferenceProbesKeepTheBudget) 
   const std::string vllm = "/api/v1/namespaces/ml/pods/vllm-0:8000/proxy/metrics";
   f.transport->SetDefault(vllm, FakeReply::Json("vllm:num_requests_running{model_name=\"m\"} 1\n"));
 
-  DiscoveryResult c1 = f.discovery->RunCycle(*f.fetcher, *objects);
+  scrape::ScrapeResult c1 = scrape::ReadCycle(*f.discovery, *f.fetcher, *objects);
   EXPECT_EQ(f.transport->CountRequests(kDcgmPath), 1u);  // the exporter, first cycle
   EXPECT_EQ(c1.report.skipped_no_port, 20u);
   EXPECT_EQ(c1.report.outcome_counts.at("no_port"), 20u);
@@ -281,12 +282,12 @@ TEST(DiscoveryCycle, PortlessPodsAreNeverProbedAndInferenceProbesKeepTheBudget) 
 
   // Cycles go on until nothing waits: 8 candidates at 3 per cycle take 3 cycles.
   size_t cycles = 1, vllm_found_in = 0;
-  for (DiscoveryResult c = std::move(c1);; ++cycles) {
+  for (scrape::ScrapeResult c = std::move(c1);; ++cycles) {
     for (const auto& e : c.report.exporters)
       if (e.pod == "vllm-0" && e.up && vllm_found_in == 0) vllm_found_in = cycles;
     if (c.report.waiting_first_probe == 0 || cycles == 10) break;
     f.clock.Advance(seconds(20));
-    c = f.discovery->RunCycle(*f.fetcher, *objects);
+    c = scrape::ReadCycle(*f.discovery, *f.fetcher, *objects);
     EXPECT_LE(c.report.probed_this_cycle, 3u);
   }
   EXPECT_EQ(cycles, 3u);
@@ -298,7 +299,7 @@ TEST(DiscoveryCycle, PortlessPodsAreNeverProbedAndInferenceProbesKeepTheBudget) 
   const size_t notebook_gets = f.transport->CountRequests("/api/v1/namespaces/ml/pods/notebook-");
   EXPECT_EQ(notebook_gets, 7u);
   f.clock.Advance(seconds(20));
-  f.discovery->RunCycle(*f.fetcher, *objects);
+  scrape::ReadCycle(*f.discovery, *f.fetcher, *objects);
   EXPECT_EQ(f.transport->CountRequests("/api/v1/namespaces/ml/pods/notebook-"), 7u);
 }
 
@@ -322,11 +323,16 @@ TEST(ReadBody, MalformedLinesCountButGoodLinesStay) {
   EXPECT_FALSE(sources::ReadBody(kDcgmBody, sources::BodyKind::kUnrecognised).readings);
 }
 
-TEST(HttpStatusOfError, FromCodeOrMessage) {
+TEST(HttpStatusOfError, FromTheFieldOrACredentialFailure) {
   EXPECT_EQ(scrape::HttpStatusOfError({ErrorCode::kPermissionDenied, "forbidden"}), 403);
+  EXPECT_EQ(scrape::HttpStatusOfError({ErrorCode::kUnauthenticated, "exec plugin failed"}), 401);
+  EXPECT_EQ(scrape::HttpStatusOfError(
+                {ErrorCode::kUnavailable, "apiserver error: answered HTTP 503 to get", 503}),
+            503);
+  // The text is never read: only the field says a response arrived.
   EXPECT_EQ(scrape::HttpStatusOfError(
                 {ErrorCode::kUnavailable, "apiserver error: answered HTTP 503 to get"}),
-            503);
+            0);
   EXPECT_EQ(scrape::HttpStatusOfError({ErrorCode::kTimeout, "timed out after 5000 ms"}), 0);
 }
 

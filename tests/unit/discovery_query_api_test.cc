@@ -6,6 +6,7 @@
 
 #include "gpuattr/discovery/discovery.h"
 #include "gpuattr/kube/api_client.h"
+#include "gpuattr/scrape/cycle.h"
 #include "support/fake_clock.h"
 #include "support/fake_transport.h"
 #include "support/pods.h"
@@ -94,8 +95,8 @@ struct Fixture {
     discovery = std::make_unique<Discovery>("test", std::move(options), clock);
   }
   size_t ServiceGets() const { return transport->CountRequests("/api/v1/namespaces/monitoring/"); }
-  DiscoveryResult Cycle(const std::shared_ptr<kube::ClusterObjects>& o) {
-    return discovery->RunCycle(*fetcher, *o);
+  scrape::ScrapeResult Cycle(const std::shared_ptr<kube::ClusterObjects>& o) {
+    return scrape::ReadCycle(*discovery, *fetcher, *o);
   }
 };
 
@@ -225,7 +226,7 @@ TEST(QueryApiFallback, UsedWhenNoExporterPodAnswersOneQueryPerCycle) {
   f.transport->SetDefault(DataPrefix("monitoring", "prometheus-k8s", 9090),
                           FakeReply::Json(kDataAnswer));
 
-  DiscoveryResult c1 = f.Cycle(o);
+  scrape::ScrapeResult c1 = f.Cycle(o);
   EXPECT_EQ(f.transport->CountRequests(ProbePrefix("monitoring", "prometheus-k8s", 9090)), 1u);
   EXPECT_EQ(f.transport->CountRequests(DataPrefix("monitoring", "prometheus-k8s", 9090)), 1u);
   EXPECT_EQ(f.transport->LastRequest().headers.at("Accept"), "application/json");
@@ -257,7 +258,7 @@ TEST(QueryApiFallback, UsedWhenNoExporterPodAnswersOneQueryPerCycle) {
   // Steady state: the chosen API gets one query per cycle and no probe.
   for (int i = 0; i < 4; ++i) {
     f.clock.Advance(seconds(20));
-    DiscoveryResult c = f.Cycle(o);
+    scrape::ScrapeResult c = f.Cycle(o);
     EXPECT_EQ(c.readings.size(), 1u);
   }
   EXPECT_EQ(f.transport->CountRequests(ProbePrefix("monitoring", "prometheus-k8s", 9090)), 1u);
@@ -270,7 +271,7 @@ TEST(QueryApiFallback, NotSearchedWhileAnExporterPodAnswers) {
   AddService(*o, MakeService("monitoring", "prometheus-k8s", {{"web", 9090}}));
   f.transport->SetDefault(kExporterPath, FakeReply::Json(kDcgmBody));
   for (int i = 0; i < 3; ++i) {
-    DiscoveryResult c = f.Cycle(o);
+    scrape::ScrapeResult c = f.Cycle(o);
     EXPECT_EQ(c.readings.size(), 1u);
     f.clock.Advance(seconds(20));
   }
@@ -299,7 +300,7 @@ TEST(QueryApiFallback, AtMostSixProbesPerCycleAndNoReprobeWithin60Seconds) {
   f.transport->SetDefault(kExporterPath, FakeReply::Json(kRefused, 503));
   f.transport->SetDefault("/api/v1/namespaces/monitoring/", FakeReply::Json(kEmptyVector));
 
-  DiscoveryResult c1 = f.Cycle(o);
+  scrape::ScrapeResult c1 = f.Cycle(o);
   EXPECT_EQ(f.ServiceGets(), 6u);
   EXPECT_EQ(c1.report.outcome_counts.at("unrecognised"), 6u);
   EXPECT_NE(c1.report.nothing_found.find("query API with GPU series either (9 candidate services"),
@@ -340,7 +341,7 @@ TEST(QueryApiFallback, APinnedServiceIsProbedFirstAndUsed) {
   f.transport->SetDefault(SvcPath("monitoring", "prometheus-k8s", 9090),
                           FakeReply::Json(kProbeHit));
 
-  DiscoveryResult c = f.Cycle(o);
+  scrape::ScrapeResult c = f.Cycle(o);
   EXPECT_EQ(f.transport->CountRequests(pinned), 2u);  // probe + query
   EXPECT_EQ(f.transport->CountRequests(SvcPath("monitoring", "prometheus-k8s", 9090)), 0u);
   ASSERT_EQ(c.readings.size(), 1u);
@@ -363,7 +364,7 @@ TEST(QueryApiFallback, AFailedPinIsAQueryApiThatIsDownAndTheSearchGoesOn) {
                           FakeReply::Json(kProbeHit));
   f.transport->SetDefault(DataPrefix("monitoring", "prometheus-k8s", 9090),
                           FakeReply::Json(kDataAnswer));
-  DiscoveryResult c = f.Cycle(o);
+  scrape::ScrapeResult c = f.Cycle(o);
   const ExporterStatus* broken = FindExporter(c.report, "broken-prom");
   ASSERT_NE(broken, nullptr);
   EXPECT_FALSE(broken->up);
@@ -388,7 +389,7 @@ TEST(QueryApiFallback, AFailedQueryIsReportedAndTheApiIsProbedAgainNextCycle) {
       data,
       FakeReply::Json(R"({"status":"error","errorType":"timeout","error":"query timed out"})"));
   f.clock.Advance(seconds(20));
-  DiscoveryResult failed = f.Cycle(o);
+  scrape::ScrapeResult failed = f.Cycle(o);
   const ExporterStatus* api = FindExporter(failed.report, "prometheus-k8s");
   ASSERT_NE(api, nullptr);
   EXPECT_FALSE(api->up);
@@ -396,7 +397,7 @@ TEST(QueryApiFallback, AFailedQueryIsReportedAndTheApiIsProbedAgainNextCycle) {
   EXPECT_NE(api->reason.find("monitoring/prometheus-k8s:9090"), std::string::npos) << api->reason;
   EXPECT_TRUE(failed.readings.empty());
   f.clock.Advance(seconds(20));
-  DiscoveryResult again = f.Cycle(o);
+  scrape::ScrapeResult again = f.Cycle(o);
   EXPECT_EQ(f.transport->CountRequests(probe), 2u);
   EXPECT_EQ(again.readings.size(), 1u);
 }
@@ -410,7 +411,7 @@ TEST(QueryApiFallback, ForbiddenServiceProxyNamesThePermission) {
       "/api/v1/namespaces/monitoring/",
       FakeReply::Json(R"({"kind":"Status","status":"Failure","reason":"Forbidden","code":403})",
                       403));
-  DiscoveryResult c = f.Cycle(o);
+  scrape::ScrapeResult c = f.Cycle(o);
   bool named = false;
   for (const auto& e : c.errors) named = named || e.find("services/proxy") != std::string::npos;
   EXPECT_TRUE(named) << (c.errors.empty() ? "no error" : c.errors.front());

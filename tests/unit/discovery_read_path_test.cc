@@ -9,6 +9,7 @@
 #include "gpuattr/metrics/discovery_metrics.h"
 #include "gpuattr/metrics/families.h"
 #include "gpuattr/report/status_page.h"
+#include "gpuattr/scrape/cycle.h"
 #include "support/fake_clock.h"
 #include "support/fake_transport.h"
 #include "support/pods.h"
@@ -161,7 +162,7 @@ TEST(ReadPath, TrustedMeansPinnedOrInATrustedNamespace) {
 TEST(ReadPath, BelowTheThresholdEveryExporterIsReadByProxy) {
   Fixture f(/*above=*/5, /*nodes=*/4, "monitoring");
   auto o = Cluster(4, "monitoring");
-  DiscoveryResult r = f.discovery->RunCycle(*f.fetcher, *o);
+  scrape::ScrapeResult r = scrape::ReadCycle(*f.discovery, *f.fetcher, *o);
   EXPECT_EQ(f.ExporterGets(), 4u);
   EXPECT_EQ(f.transport->CountRequests("/api/v1/namespaces/monitoring/"), 0u);
   EXPECT_EQ(r.readings.size(), 4u);
@@ -173,7 +174,7 @@ TEST(ReadPath, AboveTheThresholdATrustedQueryApiReplacesTheProxyGets) {
   Fixture f(/*above=*/3, /*nodes=*/4, "monitoring");
   auto o = Cluster(4, "monitoring");
   for (int cycle = 0; cycle < 3; ++cycle) {
-    DiscoveryResult r = f.discovery->RunCycle(*f.fetcher, *o);
+    scrape::ScrapeResult r = scrape::ReadCycle(*f.discovery, *f.fetcher, *o);
     EXPECT_EQ(f.ExporterGets(), 0u) << "cycle " << cycle;
     EXPECT_EQ(f.DataQueries("monitoring"), static_cast<size_t>(cycle + 1));
     EXPECT_EQ(r.report.read_path, "query_api");
@@ -188,7 +189,7 @@ TEST(ReadPath, AboveTheThresholdATrustedQueryApiReplacesTheProxyGets) {
 TEST(ReadPath, AnUntrustedQueryApiIsNotPreferred) {
   Fixture f(/*above=*/3, /*nodes=*/4, "team-a");
   auto o = Cluster(4, "team-a");
-  DiscoveryResult r = f.discovery->RunCycle(*f.fetcher, *o);
+  scrape::ScrapeResult r = scrape::ReadCycle(*f.discovery, *f.fetcher, *o);
   EXPECT_EQ(f.ExporterGets(), 4u);
   EXPECT_EQ(f.transport->CountRequests("/api/v1/namespaces/team-a/"), 0u);
   EXPECT_EQ(r.report.read_path, "exporters");
@@ -200,7 +201,7 @@ TEST(ReadPath, APinnedExporterIsStillReadAndWinsForItsNode) {
   options.pins.pods.push_back({"gpu-operator", "dcgm-exporter-gpu-1", 9400, "pin"});
   Fixture f(/*above=*/3, /*nodes=*/4, "monitoring", options);
   auto o = Cluster(4, "monitoring");
-  DiscoveryResult r = f.discovery->RunCycle(*f.fetcher, *o);
+  scrape::ScrapeResult r = scrape::ReadCycle(*f.discovery, *f.fetcher, *o);
   EXPECT_EQ(f.ExporterGets(), 1u);
   EXPECT_EQ(f.transport->CountRequests(ExporterPath(1)), 1u);
   EXPECT_EQ(r.report.read_path_reason, "preferred");
@@ -222,18 +223,20 @@ TEST(ReadPath, AShardCountsTheWholeClustersGpuNodes) {
     share->nodes.erase("gpu-" + std::to_string(i));
     share->pods.erase("gpu-operator/dcgm-exporter-gpu-" + std::to_string(i));
   }
-  DiscoveryResult r = f.discovery->RunCycle(*f.fetcher, *share, nullptr, whole.get());
+  scrape::ScrapeResult r =
+      scrape::ReadCycle(*f.discovery, *f.fetcher, *share, nullptr, whole.get());
   EXPECT_EQ(r.report.read_path_reason, "preferred");
   EXPECT_EQ(f.ExporterGets(), 0u);
   // Without the whole cluster, the share alone (1 GPU node) is below the threshold.
   Fixture g(/*above=*/3, /*nodes=*/4, "monitoring");
-  EXPECT_EQ(g.discovery->RunCycle(*g.fetcher, *share).report.read_path_reason, "below_threshold");
+  EXPECT_EQ(scrape::ReadCycle(*g.discovery, *g.fetcher, *share).report.read_path_reason,
+            "below_threshold");
 }
 
 TEST(ReadPath, TheMetricSaysWhichPath) {
   Fixture f(/*above=*/3, /*nodes=*/4, "monitoring");
   auto o = Cluster(4, "monitoring");
-  DiscoveryResult r = f.discovery->RunCycle(*f.fetcher, *o);
+  scrape::ScrapeResult r = scrape::ReadCycle(*f.discovery, *f.fetcher, *o);
   model::Snapshot s;
   s.complete = true;
   model::ClusterSnapshot c;
@@ -251,7 +254,7 @@ TEST(ReadPath, TheMetricSaysWhichPath) {
 TEST(ReadPath, TheStatusPageSaysWhichPathAndWhy) {
   Fixture f(/*above=*/3, /*nodes=*/4, "monitoring");
   auto o = Cluster(4, "monitoring");
-  DiscoveryReport r = f.discovery->RunCycle(*f.fetcher, *o).report;
+  DiscoveryReport r = scrape::ReadCycle(*f.discovery, *f.fetcher, *o).report;
   r.shard = "shard 1 of 3 owns 2 of 5 nodes";
   const std::string page = report::RenderDiscoverySection(r, 1700000000);
   EXPECT_NE(page.find("GPU series read from a query API (preferred): 4 GPU nodes, more than 3 "

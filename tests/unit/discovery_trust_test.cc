@@ -10,6 +10,7 @@
 #include "gpuattr/metrics/discovery_metrics.h"
 #include "gpuattr/metrics/families.h"
 #include "gpuattr/report/status_page.h"
+#include "gpuattr/scrape/cycle.h"
 #include "support/fake_clock.h"
 #include "support/fake_transport.h"
 #include "support/family_collector.h"
@@ -51,9 +52,9 @@ struct Fixture {
     objects.nodes[n.name] = n;
   }
   void Add(const kube::Pod& p) { objects.pods[p.Key()] = p; }
-  DiscoveryResult Cycle() {
+  scrape::ScrapeResult Cycle() {
     clock.Advance(seconds(20));
-    return discovery->RunCycle(*fetcher, objects);
+    return scrape::ReadCycle(*discovery, *fetcher, objects);
   }
 };
 
@@ -79,7 +80,7 @@ TEST(DiscoveryTrust, ADaemonSetExporterIsRead) {
                                   {{"metrics", 9400}}));
   f.transport->SetDefault(Path("gpu-operator", "dcgm-exporter-a", 9400),
                           FakeReply::Json(kDcgmBody));
-  DiscoveryResult r = f.Cycle();
+  scrape::ScrapeResult r = f.Cycle();
   EXPECT_EQ(r.report.outcome_counts.at("accepted"), 1u);
   EXPECT_EQ(r.report.outcome_counts.at("untrusted"), 0u);
   ASSERT_EQ(r.readings.size(), 1u);
@@ -94,7 +95,7 @@ TEST(DiscoveryTrust, AnyOtherPodIsUntrustedAndNotFetchedAgainWhileUnchanged) {
   const std::string path = Path("finance", "gpu-helper-0", 9400);
   f.transport->SetDefault(path, FakeReply::Json(kDcgmBody));
 
-  DiscoveryResult r1 = f.Cycle();
+  scrape::ScrapeResult r1 = f.Cycle();
   EXPECT_TRUE(r1.readings.empty());  // nothing it said reaches the stages
   EXPECT_TRUE(r1.report.exporters.empty());
   EXPECT_EQ(r1.report.outcome_counts.at("untrusted"), 1u);
@@ -110,7 +111,7 @@ TEST(DiscoveryTrust, AnyOtherPodIsUntrustedAndNotFetchedAgainWhileUnchanged) {
 
   // Ten minutes of cycles, a rediscovery among them: no further GET while the pod is unchanged.
   for (int i = 0; i < 30; ++i) {
-    DiscoveryResult r = f.Cycle();
+    scrape::ScrapeResult r = f.Cycle();
     EXPECT_EQ(r.report.outcome_counts.at("untrusted"), 1u);
     EXPECT_TRUE(r.readings.empty());
   }
@@ -130,7 +131,7 @@ TEST(DiscoveryTrust, TheStatusPageSaysHowToTrustIt) {
   Fixture f;
   f.Add(Forger());
   f.transport->SetDefault(Path("finance", "gpu-helper-0", 9400), FakeReply::Json(kDcgmBody));
-  DiscoveryResult r = f.Cycle();
+  scrape::ScrapeResult r = f.Cycle();
   model::Snapshot s;
   s.complete = true;
   model::ClusterSnapshot c;
@@ -152,7 +153,7 @@ TEST(DiscoveryTrust, APinOrATrustRuleMakesItTrusted) {
     Fixture f(o);
     f.Add(Forger());
     f.transport->SetDefault(Path("finance", "gpu-helper-0", 9400), FakeReply::Json(kDcgmBody));
-    DiscoveryResult r = f.Cycle();
+    scrape::ScrapeResult r = f.Cycle();
     EXPECT_EQ(r.report.outcome_counts.at("pinned"), 1u);
     ASSERT_EQ(r.readings.size(), 1u);
     EXPECT_TRUE(r.readings[0].pinned);
@@ -163,7 +164,7 @@ TEST(DiscoveryTrust, APinOrATrustRuleMakesItTrusted) {
     Fixture f(o);
     f.Add(Forger());
     f.transport->SetDefault(Path("finance", "gpu-helper-0", 9400), FakeReply::Json(kDcgmBody));
-    DiscoveryResult r = f.Cycle();
+    scrape::ScrapeResult r = f.Cycle();
     EXPECT_EQ(r.report.outcome_counts.at("accepted"), 1u);
     EXPECT_EQ(r.readings.size(), 1u);
   }
@@ -179,7 +180,7 @@ TEST(DiscoveryTrust, ATrustRuleMatchingLaterAsksForANewVerdict) {
   // The owner changes its mind: a DaemonSet pod under the same uid (the trust it carries changed).
   p.owners = {{"DaemonSet", "gpu-helper", true}};
   f.Add(p);
-  DiscoveryResult r = f.Cycle();
+  scrape::ScrapeResult r = f.Cycle();
   EXPECT_EQ(r.report.outcome_counts.at("accepted"), 1u);
   EXPECT_EQ(r.readings.size(), 1u);
 }
@@ -195,7 +196,7 @@ TEST(DiscoveryTrust, AnInferenceServerMustHoldAGpu) {
   f.Add(server);
   f.transport->SetDefault(Path("ml", "vllm-router-0", 8000), FakeReply::Json(kVllmBody));
   f.transport->SetDefault(Path("ml", "vllm-server-0", 8000), FakeReply::Json(kVllmBody));
-  DiscoveryResult r = f.Cycle();
+  scrape::ScrapeResult r = f.Cycle();
   EXPECT_EQ(r.report.outcome_counts.at("untrusted"), 1u);
   EXPECT_EQ(r.report.outcome_counts.at("accepted"), 1u);
   ASSERT_EQ(r.readings.size(), 1u);
@@ -209,7 +210,7 @@ TEST(DiscoveryTrust, RejectedLinesAreCountedPerExporterAndPublished) {
                                   {{"metrics", 9400}}));
   f.transport->SetDefault(Path("gpu-operator", "dcgm-exporter-a", 9400),
                           FakeReply::Json(kDcgmBody));
-  DiscoveryResult r = f.Cycle();
+  scrape::ScrapeResult r = f.Cycle();
   ASSERT_EQ(r.report.exporters.size(), 1u);
   const ExporterStatus& e = r.report.exporters[0];
   EXPECT_EQ(e.rejected.at("unknown_pod"), 1u);
@@ -246,7 +247,7 @@ TEST(DiscoveryTrust, ABodyOverALimitIsAnExporterDownNamingIt) {
   f.transport->SetDefault(Path("gpu-operator", "dcgm-exporter-a", 9400),
                           FakeReply::Json("DCGM_FI_DEV_GPU_TEMP{gpu=\"0\"} 1\n"
                                           "DCGM_FI_DEV_GPU_TEMP{gpu=\"1\"} 1\n"));
-  DiscoveryResult r = f.Cycle();
+  scrape::ScrapeResult r = f.Cycle();
   EXPECT_TRUE(r.readings.empty());
   ASSERT_EQ(r.report.exporters.size(), 1u);
   EXPECT_FALSE(r.report.exporters[0].up);
@@ -261,7 +262,7 @@ TEST(DiscoveryTrust, AnUntrustedQueryApiIsNeverAsked) {
   tenant.name = "prometheus";
   tenant.ports = {{"web", 9090}};
   f.objects.services[tenant.Key()] = tenant;
-  DiscoveryResult r = f.Cycle();
+  scrape::ScrapeResult r = f.Cycle();
   EXPECT_EQ(f.transport->CountRequests("/api/v1/namespaces/tenant-a/"), 0u);
   EXPECT_EQ(r.report.outcome_counts.at("untrusted"), 1u);
   const ProbeRecord* p = FindProbe(r.report, "prometheus");

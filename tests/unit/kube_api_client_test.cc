@@ -112,6 +112,10 @@ TEST(ErrorForStatus, OtherCodes) {
   auto e5 = ErrorForStatus(503, {}, ClassifyPath("/api/v1/pods"), "c");
   EXPECT_EQ(e5.code, ErrorCode::kUnavailable);
   EXPECT_THAT(e5.message, HasSubstr("HTTP 503"));
+  // The status travels as a field, for every code (403's text names no number).
+  EXPECT_EQ(e5.http_status, 503);
+  for (int status : {401, 403, 404, 410, 418, 429, 500})
+    EXPECT_EQ(ErrorForStatus(status, {}, ClassifyPath("/api/v1/pods"), "c").http_status, status);
   // An exporter's body through the proxy is not an apiserver Status: never quoted.
   Response exporter;
   exporter.body = "# HELP secret_stuff\n";

@@ -1,7 +1,8 @@
 // The kube-backed cluster session: one object per cluster owning what lives across its cycles —
 // the transport and ApiClient, the ObjectCache (LIST once, then WATCH), discovery (verdict cache,
 // query-API choice) and the stages' state (ledger, inference tracker) — and running each cycle:
-// objects → discovery and fetching → the stages (stages.h) → the state file.
+// objects (cut to the shard's share) → discovery decides and scrape reads (scrape/cycle.h) → the
+// stages (stages.h) → the state file.
 #pragma once
 
 #include <chrono>
@@ -74,8 +75,14 @@ class KubeClusterSession : public ClusterSession {
   kube::ObjectCache& object_cache() { return *cache_; }
 
  private:
+  struct Timing;  // where a cycle's time goes (kube_session.cc)
+
   bool WaitForFirstLists();
   std::vector<std::string> CacheErrors() const;
+  bool InSync(model::CycleResult& result);
+  CycleInput CutInput();
+  void ReadAndStage(model::CycleResult& result, Timing& timing);
+  void Stage(CycleInput& input, model::CycleResult& result, const Timing& timing);
   // Empty when the apiserver answered; else why not (the cycle is then down). ApiserverSilence
   // looks at the cycle's proxy GETs since `before`; AskVersion sends one GET /version.
   std::string ApiserverSilence(const std::vector<kube::RequestCount>& before);
@@ -92,9 +99,9 @@ class KubeClusterSession : public ClusterSession {
   StopSignal stop_;
   bool started_ = false;
   StageState stages_;  // RunCycle's thread only
-  // The shard's share of the latest snapshot, recut only when the snapshot changed.
-  std::shared_ptr<const kube::ClusterObjects> shard_of_;
-  std::shared_ptr<const kube::ClusterObjects> shard_view_;
+  // Sharded: the latest snapshot's cut (ShardInput, without readings), kept while the snapshot
+  // (its cluster_objects) is unchanged.
+  CycleInput cut_;
 };
 
 }  // namespace gpuattr::app

@@ -54,7 +54,7 @@ class DiscoveryCache {
   // when its pod changed. Sorted by key.
   std::vector<Candidate> Due(const std::vector<Candidate>& current, TimePoint now) const;
   // Keeps a probe's verdict (replacing any older entry for the key).
-  void Record(const Candidate& candidate, const ProbeVerdict& verdict, const scrape::Fetch& fetch,
+  void Record(const Candidate& candidate, const ProbeVerdict& verdict, const FetchFacts& fetch,
               TimePoint now, double now_unix);
   // A successful scrape of an accepted target keeps it valid for another period.
   void Refresh(const std::string& key, TimePoint now);

@@ -1,5 +1,5 @@
-// Probing a candidate: one GET of its /metrics through the apiserver's pod proxy (scrape/fetch.h),
-// then a verdict by content (sources/classify.h). The verdict is pure.
+// Probing a candidate: one GET of its /metrics through the apiserver's pod proxy (made by
+// scrape/read.h), then a verdict by content (sources/classify.h). The verdict is pure.
 #pragma once
 
 #include <cstdint>
@@ -7,7 +7,6 @@
 #include <string_view>
 
 #include "gpuattr/discovery/candidates.h"
-#include "gpuattr/scrape/fetch.h"
 #include "gpuattr/sources/classify.h"
 
 namespace gpuattr::discovery {
@@ -29,13 +28,24 @@ struct ProbeVerdict {
   int http_status = 0;
 };
 
-// The verdict on a fetch that brought no body: an error, with the fetch's reason.
-ProbeVerdict FailedFetchVerdict(const scrape::Fetch& fetch);
+// What one GET brought, as discovery judges and remembers it (the reader's fetch, scrape/fetch.h,
+// without its body): discovery makes no request.
+struct FetchFacts {
+  bool ok = false;      // a 2xx with a body within the cap
+  int http_status = 0;  // 0 when no response arrived
+  std::string error;    // when !ok: the reason, naming the permission for a 403
+  double duration_seconds = 0;
+  uint64_t bytes = 0;  // body bytes received
+};
 
-// Pure: the verdict on a candidate's fetched /metrics. An accepted pinned candidate counts as
-// "pinned"; a body of no known kind is "unrecognised"; no body is "error"; a body its pod may not
-// speak for (Candidate::trust, holds_gpu) is "untrusted", with how to trust it.
-ProbeVerdict JudgeProbe(const Candidate& candidate, const scrape::Fetch& fetch);
+// The verdict on a fetch that brought no body: an error, with the fetch's reason.
+ProbeVerdict FailedFetchVerdict(const FetchFacts& fetch);
+
+// Pure: the verdict on a candidate's fetched /metrics (`body`, when fetch.ok). An accepted pinned
+// candidate counts as "pinned"; a body of no known kind is "unrecognised"; no body is "error"; a
+// body its pod may not speak for (Candidate::trust, holds_gpu) is "untrusted", with how to trust
+// it.
+ProbeVerdict JudgeProbe(const Candidate& candidate, const FetchFacts& fetch, std::string_view body);
 
 // True for outcomes that make the candidate a scrape target.
 inline bool IsAccepted(Outcome o) { return o == Outcome::kAccepted || o == Outcome::kPinned; }

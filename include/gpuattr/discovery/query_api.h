@@ -7,8 +7,9 @@
 // families is chosen; each cycle then makes one instant query through the service proxy and turns
 // the answer into per-node exporter readings (sources/promapi.h).
 //
-// Candidate selection and paths are pure functions; QueryApiFallback holds the cache and does the
-// GETs. Not thread-safe: one cycle at a time.
+// Candidate selection and paths are pure functions; QueryApiFallback holds the cache and decides
+// what to read (Plan), and learns from what was read (Record); scrape/read.h makes the GETs. Not
+// thread-safe: one cycle at a time.
 #pragma once
 
 #include <chrono>
@@ -24,7 +25,6 @@
 #include "gpuattr/discovery/probe.h"
 #include "gpuattr/discovery/report.h"
 #include "gpuattr/kube/objects.h"
-#include "gpuattr/scrape/fetch.h"
 #include "gpuattr/sources/limits.h"
 #include "gpuattr/sources/promapi.h"
 #include "gpuattr/trust/rules.h"
@@ -72,6 +72,9 @@ std::optional<std::pair<kube::ServicePort, std::string>> QueryApiPort(const kube
 std::vector<QueryApiCandidate> QueryApiCandidates(const kube::ClusterObjects& objects,
                                                   const std::vector<ServicePin>& pins);
 
+// "query API namespace/service:port": how messages about its answers name it.
+std::string QueryApiSource(const QueryApiCandidate& candidate);
+
 // application/x-www-form-urlencoded value encoding (RFC 3986 unreserved kept, the rest %XX).
 std::string UrlEncodeQueryValue(std::string_view value);
 // "/api/v1/namespaces/NS/services/NAME:PORT/proxy/[PREFIX/]api/v1/query?query=ENCODED"
@@ -109,17 +112,53 @@ struct QueryApiEntry {
   uint64_t bytes = 0;
 };
 
+// One query API as the reader sees it: where its probe (count by __name__ of the GPU families)
+// and its data query go.
+struct QueryApiTarget {
+  QueryApiCandidate candidate;
+  std::string probe_path;  // QueryApiPath(candidate, sources::ProbeQuery())
+  std::string query_path;  // QueryApiPath(candidate, sources::DataQuery())
+};
+
+// What the fallback decided to read in one cycle: query `chosen` (an API chosen in an earlier
+// cycle whose verdict is still valid), or probe `probes` in order until one has the GPU series
+// (JudgeQueryApiProbe), then query that one.
+struct QueryApiRead {
+  std::optional<QueryApiTarget> chosen;
+  std::vector<QueryApiTarget> probes;  // without a valid verdict, at most max_probes
+  std::chrono::milliseconds probe_timeout{5000};
+  std::chrono::milliseconds query_timeout{15000};
+  size_t max_body_bytes = 64u << 20;  // one answer covers every node
+  sources::BodyLimits limits;         // per node of the answer
+};
+
+struct QueryApiProbeOutcome {
+  QueryApiCandidate candidate;
+  FetchFacts fetch;
+  ProbeVerdict verdict;
+};
+
+// What a QueryApiRead found, as the fallback needs it back (the readings stay with the reader).
+struct QueryApiReadOutcome {
+  std::vector<QueryApiProbeOutcome> probes;  // in order: the last one chose when one did
+  std::optional<QueryApiCandidate> queried;  // none: nothing chosen, or a shutdown came first
+  FetchFacts query;                          // the query's fetch
+  bool answered = false;                     // the query's answer was read
+  size_t readings = 0;                       // per-node readings the answer gave
+  ExporterStatus status;                     // the queried API's row (kind "prometheus")
+};
+
 // What the fallback did in one cycle.
 struct QueryApiResult {
   bool searched = false;  // the fallback ran (no exporter pod answered)
   size_t candidates = 0;  // services that are candidates (pins included)
   size_t probed_this_cycle = 0;
-  std::vector<ProbeRecord> probes;        // every cached verdict, for the status page
-  std::vector<ExporterStatus> exporters;  // the chosen API (kind "prometheus"), failed pins
-  std::vector<sources::ExporterReadings> readings;  // per node and kind, from the chosen API
-  std::vector<std::string> errors;                  // 403s on services/proxy
-  std::map<std::string, std::string> pin_notes;     // by pin text
-  std::string chosen;                               // key of the API queried this cycle, if any
+  std::vector<ProbeRecord> probes;               // every cached verdict, for the status page
+  std::vector<ExporterStatus> exporters;         // the chosen API (kind "prometheus"), failed pins
+  size_t readings = 0;                           // per node and kind, from the chosen API
+  std::vector<std::string> errors;               // 403s on services/proxy
+  std::map<std::string, std::string> pin_notes;  // by pin text
+  std::string chosen;                            // key of the API queried this cycle, if any
 };
 
 class QueryApiFallback {
@@ -127,34 +166,43 @@ class QueryApiFallback {
   using TimePoint = std::chrono::steady_clock::time_point;
   explicit QueryApiFallback(QueryApiOptions options = {}) : options_(options) {}
 
-  // The fallback's share of a cycle: decide which API to read (the one chosen earlier, else probe
-  // candidates until one has the GPU series), fetch its answer, read it (sources/promapi.h).
-  // Only trusted query APIs (TrustedQueryApi) are probed and read; the others are listed with
-  // the outcome "untrusted" and how to trust them, without a request. `preferred`: the API is
-  // read instead of the exporters on a large cluster (the pins' notes say so).
-  QueryApiResult RunCycle(scrape::Fetcher& fetcher, const kube::ClusterObjects& objects,
-                          const std::vector<ServicePin>& pins, TimePoint now, double now_unix,
-                          const StopSignal* stop = nullptr, bool preferred = false);
+  // The fallback's share of a cycle, in two steps. Plan decides what to read: the API chosen
+  // earlier, else the candidates to probe. Only trusted query APIs (TrustedQueryApi) are probed
+  // and read; the others are listed with the outcome "untrusted" and how to trust them, without
+  // a request. `preferred`: the API is read instead of the exporters on a large cluster (the
+  // pins' notes say so).
+  QueryApiRead Plan(const kube::ClusterObjects& objects, const std::vector<ServicePin>& pins,
+                    TimePoint now, bool preferred = false);
+  // What the planned read found: verdicts into the cache; a failed query forgets the choice, so
+  // the next cycle searches again.
+  QueryApiResult Record(const QueryApiReadOutcome& outcome, TimePoint now, double now_unix);
 
   const std::map<std::string, QueryApiEntry>& entries() const { return entries_; }
   const QueryApiOptions& options() const { return options_; }
 
  private:
-  const QueryApiCandidate* Choose(scrape::Fetcher& fetcher,
-                                  const std::vector<QueryApiCandidate>& candidates, TimePoint now,
-                                  double now_unix, const StopSignal* stop, QueryApiResult& out);
-  void Query(scrape::Fetcher& fetcher, const QueryApiCandidate& chosen,
-             const kube::ClusterObjects& objects, TimePoint now, QueryApiResult& out);
+  // What Plan decided, for Record.
+  struct Planned {
+    std::vector<QueryApiCandidate> candidates;  // the trusted ones
+    std::vector<ProbeRecord> untrusted;
+    std::vector<ServicePin> pins;
+    size_t count = 0;  // every candidate, untrusted ones included
+    bool preferred = false;
+  };
+
   void Report(const std::vector<QueryApiCandidate>& candidates, const std::vector<ServicePin>& pins,
               bool preferred, QueryApiResult& out) const;
 
   QueryApiOptions options_;
   std::map<std::string, QueryApiEntry> entries_;  // by QueryApiCandidate::Key()
-  std::set<std::string> probed_now_;              // keys probed in the running cycle
+  Planned planned_;
+  std::set<std::string> probed_now_;  // keys probed in the running cycle
 };
 
-// Pure: the probe's verdict from its answer (count by __name__ of the needed families).
-ProbeVerdict JudgeQueryApiProbe(const QueryApiCandidate& candidate, const scrape::Fetch& fetch);
+// Pure: the probe's verdict from its answer (`body`, when fetch.ok: count by __name__ of the
+// needed families).
+ProbeVerdict JudgeQueryApiProbe(const QueryApiCandidate& candidate, const FetchFacts& fetch,
+                                std::string_view body);
 
 // Pure: whether a query API may speak for the cluster's GPUs (as the fallback, or instead of the
 // exporters of a large cluster): it is pinned, or its Service is in one of

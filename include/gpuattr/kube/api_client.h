@@ -35,7 +35,8 @@ struct RequestKind {
 RequestKind ClassifyPath(std::string_view path);
 
 // Pure: the error for a non-2xx status, naming the cluster, the verb and resource, and for 403 the
-// RBAC grant that fixes it. The apiserver's own Status message is appended when present.
+// RBAC grant that fixes it. The apiserver's own Status message is appended when present. The
+// status itself is in Error::http_status.
 Error ErrorForStatus(int status, const Response& resp, const RequestKind& kind,
                      std::string_view cluster);
 

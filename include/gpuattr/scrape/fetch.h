@@ -1,8 +1,8 @@
 // Fetching bodies through the apiserver (DESIGN section 8): one GET per target and interval, no
 // retries, each bounded by its own timeout and body cap, at most `concurrency` at once, so one
 // slow or broken target never delays the others beyond its own timeout. This is the only I/O of
-// discovery and scraping; Fetcher is its seam (kube::ApiClient behind it in the daemon, an
-// in-memory fake in tests).
+// scraping (discovery makes none: it decides what read.h reads); Fetcher is its seam
+// (kube::ApiClient behind it in the daemon, an in-memory fake in tests).
 #pragma once
 
 #include <chrono>
@@ -52,7 +52,8 @@ std::unique_ptr<Fetcher> MakeApiFetcher(std::shared_ptr<kube::ApiClient> client)
 // "/api/v1/namespaces/NS/pods/NAME:PORT/proxy/metrics"
 std::string ProxyMetricsPath(std::string_view ns, std::string_view pod, int32_t port);
 
-// Pure: the HTTP status an ApiClient error stands for ("... (HTTP 503)", forbidden → 403), or 0.
+// Pure: the HTTP status an ApiClient error stands for: Error::http_status, else 401/403 for a
+// credential failure before any request (kUnauthenticated, kPermissionDenied), else 0.
 int HttpStatusOfError(const Error& error);
 
 // Runs work(0..n-1) on at most `concurrency` threads (the calling thread waits). Items not yet

@@ -25,6 +25,9 @@ enum class ErrorCode {
 struct Error {
   ErrorCode code = ErrorCode::kInternal;
   std::string message;
+  // The status of the HTTP response that failed, set where the response is read (the apiserver's
+  // answer, kube/api_client.h); 0 when no response arrived (timeout, connection, credentials).
+  int http_status = 0;
 };
 
 class [[nodiscard]] Status {

@@ -1,0 +1,171 @@
+#include "gpuattr/scrape/read.h"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+
+#include "gpuattr/discovery/probe.h"
+#include "gpuattr/sources/body.h"
+#include "gpuattr/sources/promapi.h"
+
+namespace gpuattr::scrape {
+namespace {
+
+constexpr char kJsonAccept[] = "application/json";
+
+discovery::FetchFacts FactsOf(const Fetch& f) {
+  return {f.ok, f.http_status, f.error, f.duration_seconds, f.bytes};
+}
+
+FetchOptions JsonFetch(std::chrono::milliseconds timeout, size_t cap) {
+  FetchOptions o;
+  o.timeout = timeout;
+  o.max_body_bytes = cap;
+  o.accept = kJsonAccept;
+  return o;
+}
+
+discovery::ExporterStatus StatusOf(const discovery::PodRead& r, const discovery::PodReadOutcome& o,
+                                   const sources::BodyRead& body) {
+  discovery::ExporterStatus e;
+  e.namespace_ = r.candidate.namespace_;
+  e.pod = r.candidate.pod;
+  e.node = r.candidate.node;
+  e.port = r.candidate.port;
+  e.kind = std::string(sources::BodyKindName(o.kind));
+  e.up = o.up;
+  e.http_status = o.fetch.http_status;
+  e.reason = !o.fetch.ok ? (o.fetch.error.empty() ? "no response" : o.fetch.error) : body.reason;
+  e.duration_seconds = o.fetch.duration_seconds;
+  e.bytes = o.fetch.bytes;
+  e.parse_errors = body.parse_errors;
+  return e;
+}
+
+// One pod read, on a worker thread: fetch, judge a probe, read the body of a target.
+void ReadPod(const discovery::PodRead& r, Fetcher& fetcher, const sources::BodyLimits& limits,
+             discovery::PodReadOutcome& out, std::optional<sources::Readings>& readings) {
+  const discovery::Candidate& c = r.candidate;
+  FetchOptions options;
+  options.timeout = r.timeout;
+  options.max_body_bytes = r.max_body_bytes;
+  Fetch f = fetcher.Get(ProxyMetricsPath(c.namespace_, c.pod, c.port), options);
+  if (!f.ok && f.over_cap)  // the reason names the limit (DESIGN section 10)
+    f.error = sources::LimitBreach{"body_bytes", limits.body_bytes, 0, ""}.Describe();
+  out.fetch = FactsOf(f);
+  out.kind = r.kind;
+  if (r.probe) {
+    out.verdict = discovery::JudgeProbe(c, out.fetch, f.body);
+    out.kind = out.verdict.kind;
+    out.read = discovery::IsAccepted(out.verdict.outcome);
+  } else {
+    out.read = true;
+  }
+  sources::BodyRead body;
+  if (out.read && f.ok) body = sources::ReadBody(f.body, out.kind, limits);
+  f.body.clear();
+  f.body.shrink_to_fit();
+  out.up = f.ok && body.readings.has_value();
+  if (out.read) out.status = StatusOf(r, out, body);
+  readings = std::move(body.readings);
+  out.done = true;
+}
+
+// The one query of the chosen API: fetch, then read the answer (pure) into per-node readings.
+void Query(const discovery::QueryApiTarget& target, const discovery::QueryApiRead& read,
+           Fetcher& fetcher, const kube::ClusterObjects& objects, QueryApiReading& out) {
+  const discovery::QueryApiCandidate& chosen = target.candidate;
+  discovery::QueryApiReadOutcome& o = out.outcome;
+  o.queried = chosen;
+  discovery::ExporterStatus& st = o.status;
+  st.namespace_ = chosen.namespace_;
+  st.pod = chosen.service;
+  st.port = chosen.port_number;
+  st.kind = "prometheus";
+  Fetch f = fetcher.Get(target.query_path, JsonFetch(read.query_timeout, read.max_body_bytes));
+  st.http_status = f.http_status;
+  st.duration_seconds = f.duration_seconds;
+  st.bytes = f.bytes;
+  Result<sources::QueryAnswer> answer =
+      f.ok ? sources::ReadQueryAnswer(f.body, discovery::QueryApiSource(chosen),
+                                      discovery::PodLookupFor(objects), read.limits)
+           : Result<sources::QueryAnswer>(
+                 MakeError(ErrorCode::kUnavailable, f.error.empty() ? "no response" : f.error));
+  f.body.clear();
+  f.body.shrink_to_fit();
+  o.query = FactsOf(f);
+  if (!answer) {
+    st.reason = answer.error().message;
+    return;
+  }
+  auto add = [&](const std::string& node, sources::Readings readings) {
+    sources::ExporterReadings e{chosen.namespace_, chosen.service, node, std::move(readings)};
+    e.pinned = chosen.pinned;
+    e.from_query_api = true;  // its nodes and pods are vetted (trust/vet.h)
+    out.readings.push_back(std::move(e));
+  };
+  for (sources::PromNodeReadings& n : answer->nodes) {
+    if (n.dcgm) add(n.node, std::move(*n.dcgm));
+    if (n.process) add(n.node, std::move(*n.process));
+  }
+  o.answered = true;
+  o.readings = out.readings.size();
+  st.up = true;
+  st.parse_errors = answer->invalid_series + answer->unnamed_series;
+  if (answer->invalid_series > 0)
+    st.reason = std::to_string(st.parse_errors) + " unusable series, " + answer->first_invalid;
+  else if (answer->unnamed_series > 0)
+    st.reason = std::to_string(answer->unnamed_series) + " series without __name__";
+  for (const std::string& r : answer->rejected_nodes)
+    st.reason += (st.reason.empty() ? "" : "; ") + r;
+}
+
+}  // namespace
+
+PodReadings ReadPods(const std::vector<discovery::PodRead>& reads, Fetcher& fetcher,
+                     size_t concurrency, const sources::BodyLimits& limits,
+                     const StopSignal* stop) {
+  PodReadings out;
+  out.outcomes.resize(reads.size());
+  std::vector<std::optional<sources::Readings>> got(reads.size());
+  std::vector<size_t> order(reads.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_partition(order.begin(), order.end(), [&](size_t i) {
+    return reads[i].candidate.pinned || reads[i].candidate.role == discovery::Role::kExporter;
+  });
+  RunBounded(
+      order.size(), concurrency,
+      [&](size_t i) {
+        const size_t at = order[i];
+        ReadPod(reads[at], fetcher, limits, out.outcomes[at], got[at]);
+      },
+      stop);
+  for (size_t i = 0; i < reads.size(); ++i) {
+    const discovery::PodReadOutcome& o = out.outcomes[i];
+    if (!(o.done && o.read && o.up)) continue;
+    const discovery::Candidate& c = reads[i].candidate;
+    sources::ExporterReadings e{c.namespace_, c.pod, c.node, std::move(*got[i])};
+    e.pinned = c.pinned;
+    out.readings.push_back(std::move(e));
+  }
+  return out;
+}
+
+QueryApiReading ReadQueryApi(const discovery::QueryApiRead& read, Fetcher& fetcher,
+                             const kube::ClusterObjects& objects, const StopSignal* stop) {
+  QueryApiReading out;
+  const discovery::QueryApiTarget* chosen = read.chosen ? &*read.chosen : nullptr;
+  for (size_t i = 0; !chosen && i < read.probes.size(); ++i) {
+    if (stop && stop->stopped()) break;
+    const discovery::QueryApiTarget& t = read.probes[i];
+    const Fetch f = fetcher.Get(t.probe_path, JsonFetch(read.probe_timeout, read.max_body_bytes));
+    discovery::QueryApiProbeOutcome p{t.candidate, FactsOf(f), {}};
+    p.verdict = discovery::JudgeQueryApiProbe(t.candidate, p.fetch, f.body);
+    if (discovery::IsAccepted(p.verdict.outcome)) chosen = &t;
+    out.outcome.probes.push_back(std::move(p));
+  }
+  if (chosen && !(stop && stop->stopped())) Query(*chosen, read, fetcher, objects, out);
+  return out;
+}
+
+}  // namespace gpuattr::scrape
