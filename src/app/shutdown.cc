@@ -49,7 +49,7 @@ Shutdown& Shutdown::Instance() {
 }
 
 Status Shutdown::Install() {
-  if (Status s = EnsurePipe(); !s) return s;
+  GPUATTR_RETURN_IF_ERROR(EnsurePipe());
   std::signal(SIGPIPE, SIG_IGN);  // a client hanging up mid-write must not kill the daemon
   if (installed_) return Status::Ok();
   struct sigaction sa {};

@@ -13,7 +13,7 @@
 #include <tuple>
 
 #include "gpuattr/util/strings.h"
-#include "yaml_file.h"
+#include "gpuattr/util/yaml_reader.h"
 
 namespace gpuattr::app {
 namespace {
@@ -30,49 +30,20 @@ Error Invalid(std::string message) {
 
 class Parser {
  public:
-  Parser(std::string_view file, std::filesystem::path base) : file_(file), base_(std::move(base)) {}
+  Parser(std::string_view file, std::filesystem::path base)
+      : r_(std::string(file)), base_(std::move(base)) {}
 
   Result<WebSecurity> Parse(std::string_view text) {
-    if (Status s = ReadYamlFile(file_, text, [this](const YAML::Node& root) { return Root(root); });
-        !s)
-      return s.error();
+    GPUATTR_RETURN_IF_ERROR(r_.Read(text, [this](const YAML::Node& root) { return Root(root); }));
     return std::move(out_);
   }
 
  private:
-  Error Bad(std::string_view key, std::string_view problem) const {
-    return Invalid(file_ + ": " + std::string(key) + ": " + std::string(problem));
-  }
-
-  // A mapping whose keys are known (`unsupported`: keys of the format gpuattr does not
-  // implement). A null node is an empty map.
-  Status Keys(const YAML::Node& node, const std::string& path,
-              std::initializer_list<std::string_view> known,
-              std::initializer_list<std::string_view> unsupported = {}) const {
-    if (!node.IsDefined() || node.IsNull()) return Status::Ok();
-    if (!node.IsMap()) return Bad(path.empty() ? "(top level)" : path, "expected a mapping");
-    for (const auto& kv : node) {
-      if (!kv.first.IsScalar()) return Bad(path.empty() ? "(top level)" : path, "non-scalar key");
-      const std::string key = kv.first.as<std::string>();
-      const std::string where = path.empty() ? key : path + "." + key;
-      if (std::find(unsupported.begin(), unsupported.end(), key) != unsupported.end())
-        return Bad(where, "not supported by gpuattr (docs/app.md lists what is)");
-      if (std::find(known.begin(), known.end(), key) == known.end()) {
-        std::string list;
-        for (auto k : known) list += (list.empty() ? "" : ", ") + std::string(k);
-        return Bad(where, "unknown key (known keys here: " + list + ")");
-      }
-    }
-    return Status::Ok();
-  }
-
-  Result<std::string> String(const YAML::Node& map, const std::string& path,
-                             const char* key) const {
-    if (!map.IsDefined() || map.IsNull()) return std::string();
-    YAML::Node v = map[key];
-    if (!v.IsDefined() || v.IsNull()) return std::string();
-    if (!v.IsScalar()) return Bad(path + "." + key, "expected a single value");
-    return v.as<std::string>();
+  // Keys of the format that gpuattr does not implement: errors rather than silently ignored.
+  static std::vector<yaml::RefusedKey> Unsupported(std::initializer_list<std::string_view> keys) {
+    std::vector<yaml::RefusedKey> out;
+    for (auto k : keys) out.push_back({k, "not supported by gpuattr (docs/app.md lists what is)"});
+    return out;
   }
 
   std::string Path(const std::string& name) const {
@@ -99,27 +70,23 @@ class Parser {
   }
 
   Status Root(const YAML::Node& root) {
-    if (Status s = Keys(root, "", {"tls_server_config", "http_server_config", "basic_auth_users"});
-        !s)
-      return s;
-    if (!root.IsDefined() || root.IsNull()) return Status::Ok();
-    if (Status s = Tls(root["tls_server_config"]); !s) return s;
-    const YAML::Node http = root["http_server_config"];
+    GPUATTR_RETURN_IF_ERROR(
+        r_.Keys(root, "", {"tls_server_config", "http_server_config", "basic_auth_users"}));
+    GPUATTR_RETURN_IF_ERROR(Tls(yaml::Reader::Child(root, "tls_server_config")));
     // http2 is accepted and has no effect: gpuattr serves HTTP/1.1.
-    if (Status s = Keys(http, "http_server_config", {"http2"}, {"headers"}); !s) return s;
-    return Users(root["basic_auth_users"]);
+    GPUATTR_RETURN_IF_ERROR(r_.Keys(yaml::Reader::Child(root, "http_server_config"),
+                                    "http_server_config", {"http2"}, Unsupported({"headers"})));
+    return Users(yaml::Reader::Child(root, "basic_auth_users"));
   }
 
   Status Tls(const YAML::Node& n) {
     const std::string path = "tls_server_config";
-    if (Status s = Keys(n, path,
-                        {"cert_file", "key_file", "client_auth_type", "client_ca_file",
-                         "min_version", "max_version", "prefer_server_cipher_suites"},
-                        {"cert", "key", "client_ca", "cipher_suites", "curve_preferences",
-                         "client_allowed_sans"});
-        !s)
-      return s;
-    if (!n.IsDefined() || n.IsNull()) return Status::Ok();
+    GPUATTR_RETURN_IF_ERROR(r_.Keys(n, path,
+                                    {"cert_file", "key_file", "client_auth_type", "client_ca_file",
+                                     "min_version", "max_version", "prefer_server_cipher_suites"},
+                                    Unsupported({"cert", "key", "client_ca", "cipher_suites",
+                                                 "curve_preferences", "client_allowed_sans"})));
+    if (!n.IsDefined()) return Status::Ok();
     http::TlsOptions tls;
     std::string client_auth, min_version, max_version;
     for (auto [key, field] :
@@ -127,27 +94,25 @@ class Parser {
           std::pair{"client_ca_file", &tls.client_ca_file},
           std::pair{"client_auth_type", &client_auth}, std::pair{"min_version", &min_version},
           std::pair{"max_version", &max_version}}) {
-      auto v = String(n, path, key);
-      if (!v.ok()) return v.status();
-      *field = std::move(*v);
+      GPUATTR_RETURN_IF_ERROR(r_.String(n, path, key, *field));
     }
     if (tls.cert_file.empty() && tls.key_file.empty()) {
       if (!tls.client_ca_file.empty() || !client_auth.empty())
-        return Bad(path, "client certificates need TLS: set cert_file and key_file");
+        return r_.Fail(path, "client certificates need TLS: set cert_file and key_file");
       return Status::Ok();  // an empty section: plain HTTP, as exporter-toolkit does
     }
-    if (tls.cert_file.empty()) return Bad(path + ".cert_file", "missing (key_file is set)");
-    if (tls.key_file.empty()) return Bad(path + ".key_file", "missing (cert_file is set)");
+    if (tls.cert_file.empty()) return r_.Fail(path + ".cert_file", "missing (key_file is set)");
+    if (tls.key_file.empty()) return r_.Fail(path + ".key_file", "missing (cert_file is set)");
     tls.cert_file = Path(tls.cert_file);
     tls.key_file = Path(tls.key_file);
     tls.client_ca_file = Path(tls.client_ca_file);
     if (!client_auth.empty()) {
       auto a = ClientAuthType(client_auth);
       if (!a)
-        return Bad(path + ".client_auth_type",
-                   "unknown type " + Quote(client_auth) +
-                       " (NoClientCert, RequestClientCert, RequireAnyClientCert, "
-                       "VerifyClientCertIfGiven, RequireAndVerifyClientCert)");
+        return r_.Fail(path + ".client_auth_type",
+                       "unknown type " + Quote(client_auth) +
+                           " (NoClientCert, RequestClientCert, RequireAnyClientCert, "
+                           "VerifyClientCertIfGiven, RequireAndVerifyClientCert)");
       tls.client_auth = *a;
     } else if (!tls.client_ca_file.empty()) {
       tls.client_auth = ClientAuth::kRequireAndVerifyClientCert;  // exporter-toolkit's default
@@ -155,39 +120,40 @@ class Parser {
     if ((tls.client_auth == ClientAuth::kVerifyClientCertIfGiven ||
          tls.client_auth == ClientAuth::kRequireAndVerifyClientCert) &&
         tls.client_ca_file.empty())
-      return Bad(path + ".client_ca_file", "missing (client_auth_type " + client_auth +
-                                               " verifies client certificates against it)");
+      return r_.Fail(path + ".client_ca_file", "missing (client_auth_type " + client_auth +
+                                                   " verifies client certificates against it)");
     for (auto [key, text, field] : {std::tuple{"min_version", &min_version, &tls.min_version},
                                     std::tuple{"max_version", &max_version, &tls.max_version}}) {
       if (text->empty()) continue;
       auto v = TlsVersion(*text);
-      if (!v) return Bad(path + "." + key, "unknown version " + Quote(*text) + " (TLS10..TLS13)");
+      if (!v)
+        return r_.Fail(path + "." + key, "unknown version " + Quote(*text) + " (TLS10..TLS13)");
       *field = *v;
     }
     if (tls.max_version && tls.max_version < tls.min_version)
-      return Bad(path + ".max_version", "is below min_version");
+      return r_.Fail(path + ".max_version", "is below min_version");
     out_.tls = std::move(tls);
     return Status::Ok();
   }
 
   Status Users(const YAML::Node& n) {
-    if (!n.IsDefined() || n.IsNull()) return Status::Ok();
-    if (!n.IsMap()) return Bad("basic_auth_users", "expected a mapping of user: bcrypt hash");
+    if (!n.IsDefined()) return Status::Ok();
+    if (!n.IsMap()) return r_.Fail("basic_auth_users", "expected a mapping of user: bcrypt hash");
     for (const auto& kv : n) {
-      if (!kv.first.IsScalar()) return Bad("basic_auth_users", "non-scalar user name");
+      if (!kv.first.IsScalar()) return r_.Fail("basic_auth_users", "non-scalar user name");
       const std::string user = kv.first.as<std::string>();
       const std::string path = "basic_auth_users." + user;
-      if (user.empty()) return Bad("basic_auth_users", "empty user name");
-      if (user.find(':') != std::string::npos) return Bad(path, "a user name cannot hold ':'");
-      if (!kv.second.IsScalar()) return Bad(path, "expected a bcrypt hash");
+      if (user.empty()) return r_.Fail("basic_auth_users", "empty user name");
+      if (user.find(':') != std::string::npos) return r_.Fail(path, "a user name cannot hold ':'");
+      if (!kv.second.IsScalar()) return r_.Fail(path, "expected a bcrypt hash");
       std::string hash = kv.second.as<std::string>();
-      if (Status s = http::CheckBcryptHash(hash); !s) return Bad(path, s.message());
+      if (Status s = http::CheckBcryptHash(hash); !s) return r_.Fail(path, s.message());
       out_.users.push_back({user, std::move(hash)});
     }
     return Status::Ok();
   }
 
-  std::string file_;
+  yaml::Reader r_;
   std::filesystem::path base_;
   WebSecurity out_;
 };

@@ -1,5 +1,4 @@
 #include "gpuattr/kube/kubeconfig.h"
-#include "gpuattr/util/strings.h"
 
 #include <yaml-cpp/binary.h>
 #include <yaml-cpp/yaml.h>
@@ -13,66 +12,16 @@
 #include <set>
 #include <sstream>
 
+#include "gpuattr/util/strings.h"
+#include "gpuattr/util/yaml_reader.h"
+
 namespace gpuattr::kube {
 namespace {
 
 namespace fs = std::filesystem;
 
-// Field readers: a missing or null key leaves `out` alone; a wrong type is an error naming the
-// file and the key path.
-class FieldReader {
- public:
-  explicit FieldReader(std::string file) : file_(std::move(file)) {}
-
-  Error Fail(const std::string& key, const std::string& what) const {
-    return MakeError(ErrorCode::kInvalidArgument, "kubeconfig " + file_ + ": " + key + ": " + what);
-  }
-
-  Status String(const YAML::Node& map, const char* key, const std::string& where,
-                std::string& out) const {
-    YAML::Node n = map[key];
-    if (!n || n.IsNull()) return Status::Ok();
-    if (!n.IsScalar()) return Fail(where + "." + key, "expected a string");
-    out = n.Scalar();
-    return Status::Ok();
-  }
-
-  Status Bool(const YAML::Node& map, const char* key, const std::string& where, bool& out) const {
-    YAML::Node n = map[key];
-    if (!n || n.IsNull()) return Status::Ok();
-    try {
-      if (n.IsScalar()) {
-        out = n.as<bool>();
-        return Status::Ok();
-      }
-    } catch (const YAML::Exception&) {
-    }
-    return Fail(where + "." + key, "expected true or false");
-  }
-
-  Status StringList(const YAML::Node& map, const char* key, const std::string& where,
-                    std::vector<std::string>& out) const {
-    YAML::Node n = map[key];
-    if (!n || n.IsNull()) return Status::Ok();
-    if (!n.IsSequence()) return Fail(where + "." + key, "expected a list of strings");
-    for (const auto& item : n) {
-      if (!item.IsScalar()) return Fail(where + "." + key, "expected a list of strings");
-      out.push_back(item.Scalar());
-    }
-    return Status::Ok();
-  }
-
-  const std::string& file() const { return file_; }
-
- private:
-  std::string file_;
-};
-
-#define GPUATTR_RETURN_IF_ERROR(expr) \
-  do {                                \
-    Status _st = (expr);              \
-    if (!_st.ok()) return _st;        \
-  } while (0)
+// Errors name the file and the key path: "kubeconfig PATH: clusters[\"c\"].cluster.server: ...".
+yaml::Reader ReaderFor(const std::string& path) { return yaml::Reader("kubeconfig " + path); }
 
 std::string ResolvePath(const fs::path& dir, const std::string& p) {
   if (p.empty() || fs::path(p).is_absolute()) return p;
@@ -113,140 +62,149 @@ nlohmann::json ToJson(const YAML::Node& n) {
   }
 }
 
-Status ParseExec(const FieldReader& r, const YAML::Node& node, const std::string& where,
+Status ParseExec(const yaml::Reader& r, const YAML::Node& node, const std::string& where,
                  const fs::path& dir, ExecConfig& exec) {
   if (!node.IsMap()) return r.Fail(where, "expected a mapping");
-  GPUATTR_RETURN_IF_ERROR(r.String(node, "apiVersion", where, exec.api_version));
-  GPUATTR_RETURN_IF_ERROR(r.String(node, "command", where, exec.command));
-  GPUATTR_RETURN_IF_ERROR(r.StringList(node, "args", where, exec.args));
-  GPUATTR_RETURN_IF_ERROR(r.Bool(node, "provideClusterInfo", where, exec.provide_cluster_info));
-  GPUATTR_RETURN_IF_ERROR(r.String(node, "interactiveMode", where, exec.interactive_mode));
-  GPUATTR_RETURN_IF_ERROR(r.String(node, "installHint", where, exec.install_hint));
+  GPUATTR_RETURN_IF_ERROR(r.String(node, where, "apiVersion", exec.api_version));
+  GPUATTR_RETURN_IF_ERROR(r.String(node, where, "command", exec.command));
+  GPUATTR_RETURN_IF_ERROR(r.StringList(node, where, "args", exec.args));
+  GPUATTR_RETURN_IF_ERROR(r.Bool(node, where, "provideClusterInfo", exec.provide_cluster_info));
+  GPUATTR_RETURN_IF_ERROR(r.String(node, where, "interactiveMode", exec.interactive_mode));
+  GPUATTR_RETURN_IF_ERROR(r.String(node, where, "installHint", exec.install_hint));
   if (exec.command.empty()) return r.Fail(where + ".command", "missing");
   // kubectl resolves a command holding a path separator against the kubeconfig's directory and
   // looks bare names up in PATH.
   if (exec.command.find('/') != std::string::npos) exec.command = ResolvePath(dir, exec.command);
-  YAML::Node env = node["env"];
-  if (env && !env.IsNull()) {
-    if (!env.IsSequence()) return r.Fail(where + ".env", "expected a list of {name, value}");
-    for (size_t i = 0; i < env.size(); ++i) {
-      std::string item_where = where + ".env[" + std::to_string(i) + "]";
-      if (!env[i].IsMap()) return r.Fail(item_where, "expected {name, value}");
-      std::string name, value;
-      GPUATTR_RETURN_IF_ERROR(r.String(env[i], "name", item_where, name));
-      GPUATTR_RETURN_IF_ERROR(r.String(env[i], "value", item_where, value));
-      if (name.empty()) return r.Fail(item_where + ".name", "missing");
-      exec.env.emplace_back(name, value);
-    }
+  const YAML::Node env = yaml::Reader::Child(node, "env");
+  if (!env.IsDefined()) return Status::Ok();
+  GPUATTR_ASSIGN_OR_RETURN(auto items, r.Sequence(env, where + ".env", "a list of {name, value}"));
+  for (size_t i = 0; i < items.size(); ++i) {
+    const std::string item_where = yaml::Index(where + ".env", i);
+    if (!items[i].IsMap()) return r.Fail(item_where, "expected {name, value}");
+    std::string name, value;
+    GPUATTR_RETURN_IF_ERROR(r.String(items[i], item_where, "name", name));
+    GPUATTR_RETURN_IF_ERROR(r.String(items[i], item_where, "value", value));
+    if (name.empty()) return r.Fail(item_where + ".name", "missing");
+    exec.env.emplace_back(name, value);
   }
   return Status::Ok();
 }
 
 // Iterates a `clusters`/`users`/`contexts` list, calling fn(name, body, where) per entry.
 template <typename Fn>
-Status ForEachNamed(const FieldReader& r, const YAML::Node& root, const char* list,
+Status ForEachNamed(const yaml::Reader& r, const YAML::Node& root, const char* list,
                     const char* body_key, Fn fn) {
-  YAML::Node items = root[list];
-  if (!items || items.IsNull()) return Status::Ok();
-  if (!items.IsSequence()) return r.Fail(list, "expected a list");
-  for (size_t i = 0; i < items.size(); ++i) {
-    std::string where = std::string(list) + "[" + std::to_string(i) + "]";
-    const YAML::Node item = items[i];
+  const YAML::Node items = yaml::Reader::Child(root, list);
+  if (!items.IsDefined()) return Status::Ok();
+  GPUATTR_ASSIGN_OR_RETURN(auto entries, r.Sequence(items, list));
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const std::string at = yaml::Index(list, i);
+    const YAML::Node& item = entries[i];
     if (!item.IsMap())
-      return r.Fail(where, "expected a mapping with name and " + std::string(body_key));
+      return r.Fail(at, "expected a mapping with name and " + std::string(body_key));
     std::string name;
-    GPUATTR_RETURN_IF_ERROR(r.String(item, "name", where, name));
-    if (name.empty()) return r.Fail(where + ".name", "missing");
-    where = std::string(list) + "[" + Quote(name) + "]." + body_key;
-    const YAML::Node raw = item[body_key];
+    GPUATTR_RETURN_IF_ERROR(r.String(item, at, "name", name));
+    if (name.empty()) return r.Fail(at + ".name", "missing");
+    const std::string where = std::string(list) + "[" + Quote(name) + "]." + body_key;
+    const YAML::Node raw = yaml::Reader::Child(item, body_key);
     // (Never assign to `raw`: yaml-cpp assignment writes through into the document.)
-    const YAML::Node body = (raw && !raw.IsNull()) ? raw : YAML::Node(YAML::NodeType::Map);
+    const YAML::Node body = raw.IsDefined() ? raw : YAML::Node(YAML::NodeType::Map);
     if (!body.IsMap()) return r.Fail(where, "expected a mapping");
     GPUATTR_RETURN_IF_ERROR(fn(name, body, where));
   }
   return Status::Ok();
 }
 
-Status ParseDocument(const YAML::Node& root, const std::string& path, Kubeconfig& out) {
-  FieldReader r(path);
-  const fs::path dir = fs::path(path).parent_path();
-  if (!root || root.IsNull()) return Status::Ok();  // an empty file is an empty config
-  if (!root.IsMap()) return r.Fail("(top level)", "expected a mapping");
-  GPUATTR_RETURN_IF_ERROR(r.String(root, "current-context", "", out.current_context));
+// clusters[].cluster: server, TLS settings, CA and the exec plugin's cluster extension.
+Status ParseCluster(const yaml::Reader& r, const YAML::Node& c, const std::string& where,
+                    const fs::path& dir, Kubeconfig::Cluster& cl) {
+  GPUATTR_RETURN_IF_ERROR(r.String(c, where, "server", cl.server));
+  GPUATTR_RETURN_IF_ERROR(r.String(c, where, "certificate-authority", cl.certificate_authority));
+  GPUATTR_RETURN_IF_ERROR(
+      r.String(c, where, "certificate-authority-data", cl.certificate_authority_data));
+  GPUATTR_RETURN_IF_ERROR(r.String(c, where, "tls-server-name", cl.tls_server_name));
+  GPUATTR_RETURN_IF_ERROR(r.String(c, where, "proxy-url", cl.proxy_url));
+  GPUATTR_RETURN_IF_ERROR(
+      r.Bool(c, where, "insecure-skip-tls-verify", cl.insecure_skip_tls_verify));
+  cl.certificate_authority = ResolvePath(dir, cl.certificate_authority);
+  const YAML::Node ext = yaml::Reader::Child(c, "extensions");
+  if (ext.IsSequence()) {
+    for (const auto& e : ext) {
+      if (!e.IsMap()) continue;
+      const YAML::Node name = e["name"], extension = e["extension"];  // (const: no insertion)
+      if (name.IsScalar() && name.Scalar() == "client.authentication.k8s.io/exec" &&
+          extension.IsDefined())
+        cl.exec_extension_json = ToJson(extension).dump();  // `extension: null` too: "null"
+    }
+  }
+  return Status::Ok();
+}
 
+// users[].user: client certificate and key, token, basic auth, auth-provider, exec plugin.
+Status ParseUser(const yaml::Reader& r, const YAML::Node& u, const std::string& where,
+                 const fs::path& dir, Kubeconfig::User& us) {
+  GPUATTR_RETURN_IF_ERROR(r.String(u, where, "client-certificate", us.client_certificate));
+  GPUATTR_RETURN_IF_ERROR(
+      r.String(u, where, "client-certificate-data", us.client_certificate_data));
+  GPUATTR_RETURN_IF_ERROR(r.String(u, where, "client-key", us.client_key));
+  GPUATTR_RETURN_IF_ERROR(r.String(u, where, "client-key-data", us.client_key_data));
+  GPUATTR_RETURN_IF_ERROR(r.String(u, where, "token", us.token));
+  GPUATTR_RETURN_IF_ERROR(r.String(u, where, "tokenFile", us.token_file));
+  GPUATTR_RETURN_IF_ERROR(r.String(u, where, "username", us.username));
+  GPUATTR_RETURN_IF_ERROR(r.String(u, where, "password", us.password));
+  us.client_certificate = ResolvePath(dir, us.client_certificate);
+  us.client_key = ResolvePath(dir, us.client_key);
+  us.token_file = ResolvePath(dir, us.token_file);
+  const YAML::Node ap = yaml::Reader::Child(u, "auth-provider");
+  if (ap.IsDefined()) {
+    if (!ap.IsMap()) return r.Fail(where + ".auth-provider", "expected a mapping");
+    GPUATTR_RETURN_IF_ERROR(r.String(ap, where + ".auth-provider", "name", us.auth_provider));
+    if (us.auth_provider.empty()) us.auth_provider = "(unnamed)";
+  }
+  const YAML::Node ex = yaml::Reader::Child(u, "exec");
+  if (ex.IsDefined()) {
+    ExecConfig exec;
+    GPUATTR_RETURN_IF_ERROR(ParseExec(r, ex, where + ".exec", dir, exec));
+    us.exec = std::move(exec);
+  }
+  return Status::Ok();
+}
+
+Status ParseDocument(const yaml::Reader& r, const YAML::Node& root, const std::string& path,
+                     Kubeconfig& out) {
+  const fs::path dir = fs::path(path).parent_path();
+  if (!root.IsDefined() || root.IsNull()) return Status::Ok();  // an empty file: an empty config
+  if (!root.IsMap()) return r.Fail("", "expected a mapping");
+  GPUATTR_RETURN_IF_ERROR(r.String(root, "", "current-context", out.current_context));
   GPUATTR_RETURN_IF_ERROR(ForEachNamed(
       r, root, "clusters", "cluster",
       [&](const std::string& name, const YAML::Node& c, const std::string& where) -> Status {
         Kubeconfig::Cluster cl;
         cl.source = path;
-        GPUATTR_RETURN_IF_ERROR(r.String(c, "server", where, cl.server));
-        GPUATTR_RETURN_IF_ERROR(
-            r.String(c, "certificate-authority", where, cl.certificate_authority));
-        GPUATTR_RETURN_IF_ERROR(
-            r.String(c, "certificate-authority-data", where, cl.certificate_authority_data));
-        GPUATTR_RETURN_IF_ERROR(r.String(c, "tls-server-name", where, cl.tls_server_name));
-        GPUATTR_RETURN_IF_ERROR(r.String(c, "proxy-url", where, cl.proxy_url));
-        GPUATTR_RETURN_IF_ERROR(
-            r.Bool(c, "insecure-skip-tls-verify", where, cl.insecure_skip_tls_verify));
-        cl.certificate_authority = ResolvePath(dir, cl.certificate_authority);
-        YAML::Node ext = c["extensions"];
-        if (ext && ext.IsSequence()) {
-          for (const auto& e : ext) {
-            if (e.IsMap() && e["name"] && e["name"].IsScalar() &&
-                e["name"].Scalar() == "client.authentication.k8s.io/exec" && e["extension"]) {
-              cl.exec_extension_json = ToJson(e["extension"]).dump();
-            }
-          }
-        }
+        GPUATTR_RETURN_IF_ERROR(ParseCluster(r, c, where, dir, cl));
         out.clusters[name] = std::move(cl);  // within one file the last entry wins (like kubectl)
         return Status::Ok();
       }));
-
   GPUATTR_RETURN_IF_ERROR(ForEachNamed(
       r, root, "users", "user",
       [&](const std::string& name, const YAML::Node& u, const std::string& where) -> Status {
         Kubeconfig::User us;
         us.source = path;
-        GPUATTR_RETURN_IF_ERROR(r.String(u, "client-certificate", where, us.client_certificate));
-        GPUATTR_RETURN_IF_ERROR(
-            r.String(u, "client-certificate-data", where, us.client_certificate_data));
-        GPUATTR_RETURN_IF_ERROR(r.String(u, "client-key", where, us.client_key));
-        GPUATTR_RETURN_IF_ERROR(r.String(u, "client-key-data", where, us.client_key_data));
-        GPUATTR_RETURN_IF_ERROR(r.String(u, "token", where, us.token));
-        GPUATTR_RETURN_IF_ERROR(r.String(u, "tokenFile", where, us.token_file));
-        GPUATTR_RETURN_IF_ERROR(r.String(u, "username", where, us.username));
-        GPUATTR_RETURN_IF_ERROR(r.String(u, "password", where, us.password));
-        us.client_certificate = ResolvePath(dir, us.client_certificate);
-        us.client_key = ResolvePath(dir, us.client_key);
-        us.token_file = ResolvePath(dir, us.token_file);
-        YAML::Node ap = u["auth-provider"];
-        if (ap && !ap.IsNull()) {
-          if (!ap.IsMap()) return r.Fail(where + ".auth-provider", "expected a mapping");
-          GPUATTR_RETURN_IF_ERROR(r.String(ap, "name", where + ".auth-provider", us.auth_provider));
-          if (us.auth_provider.empty()) us.auth_provider = "(unnamed)";
-        }
-        YAML::Node ex = u["exec"];
-        if (ex && !ex.IsNull()) {
-          ExecConfig exec;
-          GPUATTR_RETURN_IF_ERROR(ParseExec(r, ex, where + ".exec", dir, exec));
-          us.exec = std::move(exec);
-        }
+        GPUATTR_RETURN_IF_ERROR(ParseUser(r, u, where, dir, us));
         out.users[name] = std::move(us);
         return Status::Ok();
       }));
-
-  GPUATTR_RETURN_IF_ERROR(ForEachNamed(
+  return ForEachNamed(
       r, root, "contexts", "context",
       [&](const std::string& name, const YAML::Node& c, const std::string& where) -> Status {
         Kubeconfig::Context cx;
         cx.source = path;
-        GPUATTR_RETURN_IF_ERROR(r.String(c, "cluster", where, cx.cluster));
-        GPUATTR_RETURN_IF_ERROR(r.String(c, "user", where, cx.user));
-        GPUATTR_RETURN_IF_ERROR(r.String(c, "namespace", where, cx.namespace_));
+        GPUATTR_RETURN_IF_ERROR(r.String(c, where, "cluster", cx.cluster));
+        GPUATTR_RETURN_IF_ERROR(r.String(c, where, "user", cx.user));
+        GPUATTR_RETURN_IF_ERROR(r.String(c, where, "namespace", cx.namespace_));
         out.contexts[name] = std::move(cx);
         return Status::Ok();
-      }));
-  return Status::Ok();
+      });
 }
 
 enum class ReadOutcome { kOk, kMissing, kError };
@@ -329,19 +287,9 @@ std::vector<std::string> KubeconfigFiles(const KubeconfigSource& source) {
 Result<Kubeconfig> ParseKubeconfig(const std::string& text, const std::string& path) {
   Kubeconfig out;
   out.files.push_back(path);
-  try {
-    YAML::Node root = YAML::Load(text);
-    Status st = ParseDocument(root, path, out);
-    if (!st.ok()) return st;
-  } catch (const YAML::Exception& e) {
-    // The mark locates the error; the message never quotes file content (it may hold secrets).
-    std::string where = e.mark.is_null()
-                            ? std::string()
-                            : " (line " + std::to_string(e.mark.line + 1) + ", column " +
-                                  std::to_string(e.mark.column + 1) + ")";
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "kubeconfig " + path + ": invalid YAML" + where + ": " + e.msg);
-  }
+  const yaml::Reader r = ReaderFor(path);
+  GPUATTR_RETURN_IF_ERROR(
+      r.Read(text, [&](const YAML::Node& root) { return ParseDocument(r, root, path, out); }));
   return out;
 }
 

@@ -24,7 +24,7 @@ Status MakeDirectoriesAt(const fs::path& dir) {
   if (dir.empty()) return Status::Ok();
   std::error_code ec;
   if (fs::is_directory(dir, ec)) return Status::Ok();
-  if (Status s = MakeDirectoriesAt(dir.parent_path()); !s) return s;
+  GPUATTR_RETURN_IF_ERROR(MakeDirectoriesAt(dir.parent_path()));
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
     return Failed("cannot create directory", dir.string(), errno);
   return Status::Ok();
@@ -64,7 +64,7 @@ Status WriteFileAtomically(const std::string& path,
                            const std::function<void(const PieceWriter& write)>& produce) {
   const fs::path target(path);
   const fs::path dir = target.parent_path();
-  if (Status s = MakeDirectoriesAt(dir); !s) return s;
+  GPUATTR_RETURN_IF_ERROR(MakeDirectoriesAt(dir));
   std::string tmp;
   int fd = CreateTemporary(path, tmp);
   if (fd < 0) return Failed("cannot create", tmp, errno);

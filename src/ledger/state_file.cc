@@ -15,6 +15,7 @@
 
 #include "gpuattr/ledger/atomic_file.h"
 #include "gpuattr/util/log.h"
+#include "gpuattr/util/status.h"
 
 namespace gpuattr::ledger {
 namespace {
@@ -45,7 +46,7 @@ std::shared_ptr<StateFile> StateFile::Open(std::string path, bool writable) {
 
 Result<std::shared_ptr<StateFile>> StateFile::OpenExclusive(std::string path) {
   std::shared_ptr<StateFile> f(new StateFile(std::move(path), true));
-  if (Status s = f->Lock(); !s) return s;
+  GPUATTR_RETURN_IF_ERROR(f->Lock());
   f->Read();
   return f;
 }

@@ -28,5 +28,25 @@ TEST(Result, ValueOrError) {
   EXPECT_FALSE(b.status().ok());
 }
 
+Status CheckEven(int x) {
+  GPUATTR_RETURN_IF_ERROR(Half(x));  // a Result<T> works as well as a Status
+  return Status::Ok();
+}
+
+Result<int> Quarter(int x) {
+  GPUATTR_RETURN_IF_ERROR(CheckEven(x));
+  GPUATTR_ASSIGN_OR_RETURN(int half, Half(x));
+  GPUATTR_ASSIGN_OR_RETURN(half, Half(half));  // assigns an existing variable
+  return half;
+}
+
+TEST(Status, ReturnIfErrorAndAssignOrReturn) {
+  EXPECT_TRUE(CheckEven(4).ok());
+  EXPECT_EQ(CheckEven(5).message(), "odd: 5");
+  EXPECT_EQ(*Quarter(8), 2);
+  EXPECT_EQ(Quarter(7).error().message, "odd: 7");
+  EXPECT_EQ(Quarter(6).error().message, "odd: 3");
+}
+
 }  // namespace
 }  // namespace gpuattr

@@ -1,5 +1,8 @@
 // The effective configuration of one gpuattr process: defaults, overridden by the YAML file
-// (config/gpuattr.example.yaml documents every key), overridden by command-line flags.
+// (config/gpuattr.example.yaml documents every key), overridden by command-line flags. Every
+// setting's key, flag, default and parser are declared once, in the settings table
+// (app/settings.h, src/app/settings.cc); Config's constructor applies the table's defaults, so
+// the members below have none of their own.
 #pragma once
 
 #include <chrono>
@@ -43,7 +46,7 @@ struct BasicAuthUser {
 };
 
 struct WebConfig {
-  std::string listen_address = "127.0.0.1:9787";
+  std::string listen_address;
   // The exporter-toolkit web config file (TLS, bcrypt basic auth; app/web_config.h). Read at
   // start by Run; exclusive with the deprecated keys below.
   std::string config_file;
@@ -57,44 +60,44 @@ struct WebConfig {
 // Limits per exporter body (DESIGN section 10): a body over one is rejected whole. body_bytes was
 // scrape.max_body_bytes (64 MiB) before it moved here.
 struct LimitsConfig {
-  uint64_t body_bytes = 16ull << 20;
-  int samples = 200'000;
-  int devices_per_node = 128;
-  int pods_per_device = 64;
-  int models_per_server = 16;
+  uint64_t body_bytes = 0;
+  int samples = 0;
+  int devices_per_node = 0;
+  int pods_per_device = 0;
+  int models_per_server = 0;
   // One query-API answer covers every node: its own cap (the per-node limits apply per node).
-  uint64_t query_api_body_bytes = 64ull << 20;
+  uint64_t query_api_body_bytes = 0;
   bool operator==(const LimitsConfig&) const = default;
 };
 
 struct ScrapeConfig {
-  int concurrency = 16;
-  milliseconds timeout{15'000};
+  int concurrency = 0;
+  milliseconds timeout{};
   LimitsConfig limits;
   bool operator==(const ScrapeConfig&) const = default;
 };
 
 struct IdleConfig {
-  double utilization_below = 0.05;
-  uint64_t memory_at_least_bytes = 256ull << 20;
+  double utilization_below = 0;
+  uint64_t memory_at_least_bytes = 0;
   bool operator==(const IdleConfig&) const = default;
 };
 
 // Who may speak for devices beyond DaemonSet pods and pins (DESIGN section 10, trust/rules.h).
 struct TrustConfig {
   std::vector<trust::ExporterRule> exporters;
-  std::vector<std::string> query_api_namespaces = trust::DefaultQueryApiNamespaces();
+  std::vector<std::string> query_api_namespaces;  // default: trust::DefaultQueryApiNamespaces()
   bool operator==(const TrustConfig&) const = default;
 };
 
 struct DiscoveryConfig {
-  milliseconds cache{60'000};                 // every discovery result, also empty ones
-  milliseconds not_inference_cache{600'000};  // a pod that answered but is no inference server
-  milliseconds error_cache{120'000};          // a probe that failed (doubling up to the above)
-  int inference_probes_per_cycle = 50;        // the probe budget for inference candidates
+  milliseconds cache{};                // every discovery result, also empty ones
+  milliseconds not_inference_cache{};  // a pod that answered but is no inference server
+  milliseconds error_cache{};          // a probe that failed (doubling up to the above)
+  int inference_probes_per_cycle = 0;  // the probe budget for inference candidates
   // Above this many GPU nodes a trusted query API with the GPU series is read instead of one
   // proxy GET per exporter; 0: never (docs/deploy.md, "Large clusters").
-  int query_api_above_gpu_nodes = 200;
+  int query_api_above_gpu_nodes = 0;
   TrustConfig trust;
   bool operator==(const DiscoveryConfig&) const = default;
 };
@@ -103,7 +106,7 @@ struct DiscoveryConfig {
 // `total` and reads only the nodes whose name hashes (FNV-1a 64) to index mod total.
 struct ShardConfig {
   uint32_t index = 0;
-  uint32_t total = 1;  // 1: not sharded
+  uint32_t total = 0;  // 1: not sharded
   std::string pod;     // --pod, when the index came from its ordinal (for messages)
   bool operator==(const ShardConfig&) const = default;
 };
@@ -117,15 +120,17 @@ enum class OutputFormat { kPrometheus, kTable, kJson, kMarkdown };
 Result<OutputFormat> ParseOutputFormat(std::string_view text);  // "prometheus", "table", ...
 
 struct Config {
+  Config();  // the defaults of the settings table
+
   std::string config_file;              // where the file settings came from ("" when none)
   std::string kubeconfig;               // "" → $KUBECONFIG, then ~/.kube/config
   std::vector<ClusterConfig> clusters;  // empty → one cluster: the current context
-  milliseconds interval{20'000};
+  milliseconds interval{};
   // How long a cluster's last good series stay published while its cycles fail (DESIGN 10).
-  milliseconds stale_after{300'000};
+  milliseconds stale_after{};
   WebConfig web;
   std::vector<TargetPin> targets;
-  log::Level log_level = log::Level::kInfo;
+  log::Level log_level{};
   std::string state_file;  // "" → $XDG_STATE_HOME/gpuattr/state.json, else ~/.local/state/...
   ScrapeConfig scrape;
   IdleConfig idle;
@@ -136,7 +141,7 @@ struct Config {
   std::string cluster_name;
   ShardConfig shard;
   bool once = false;
-  OutputFormat output = OutputFormat::kPrometheus;  // --once only
+  OutputFormat output{};  // --once only
   bool operator==(const Config&) const = default;
 };
 

@@ -1,9 +1,13 @@
-// Command-line flags (DESIGN section 7), parsed with Boost.Program_options. Values are kept as
-// written; validation happens in LoadConfig so that file and flag errors read the same way.
+// Command-line flags (DESIGN section 7), parsed with Boost.Program_options from the settings
+// table. Values are kept as written; validation happens in LoadConfig so that file and flag errors
+// read the same way.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpuattr/util/status.h"
@@ -16,30 +20,29 @@ inline constexpr int kExitFailure = 1;      // --once: no cluster answered; a fa
 inline constexpr int kExitUsage = 2;        // bad flag, bad config file or value
 inline constexpr int kExitCannotServe = 3;  // cannot listen (address in use, TLS files unusable)
 
+// The flags as given. What each flag means (and which take values) is the settings table's
+// business (app/settings.h): LoadConfig applies them.
 struct CommandLine {
-  std::optional<std::string> kubeconfig;
-  std::vector<std::string> contexts;  // --context, repeatable
-  std::optional<std::string> config_file;
-  std::optional<std::string> listen_address;
-  std::optional<std::string> web_config_file;  // --web.config.file
-  std::optional<std::string> interval;
-  std::vector<std::string> targets;  // --target, repeatable
-  bool once = false;
-  std::optional<std::string> output;  // --output: what --once prints
-  std::optional<std::string> log_level;
-  std::optional<std::string> state_file;
-  std::optional<std::string> cluster_name;  // --cluster.name
-  std::optional<std::string> shard;         // --shard I
-  std::optional<std::string> total_shards;  // --total-shards N
-  std::optional<std::string> pod;           // --pod NAME (the shard is its trailing ordinal)
+  // Every flag given, by name without "--" ("web.listen-address"), with its values in order: one,
+  // several for a repeatable flag (--context, --target), none for a switch (--once).
+  std::map<std::string, std::vector<std::string>, std::less<>> given;
+  std::optional<std::string> config_file;  // --config.file
   bool help = false;
   bool version = false;
+
+  bool Has(std::string_view flag) const { return given.find(flag) != given.end(); }
+  // The values of `flag`, or null when it was not given.
+  const std::vector<std::string>* Values(std::string_view flag) const {
+    auto it = given.find(flag);
+    return it == given.end() ? nullptr : &it->second;
+  }
 };
 
 // `args` excludes argv[0]. Errors carry Boost's message ("unrecognised option '--bogus'").
 Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args);
 
-// The --help text: what gpuattr does, every flag with default and example, config, exit codes.
+// The --help text (src/app/help.cc): what gpuattr does, every flag and config file key of the
+// settings table by topic with its default and an example, the endpoints, the exit codes.
 std::string HelpText();
 // "gpuattr 0.1.0 (revision abc123)".
 std::string VersionText();

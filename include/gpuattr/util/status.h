@@ -76,4 +76,32 @@ inline Error MakeError(ErrorCode code, std::string message) {
   return Error{code, std::move(message)};
 }
 
+namespace internal {
+inline Status AsStatus(Status s) { return s; }
+template <typename T>
+Status AsStatus(const Result<T>& r) {
+  return r.status();
+}
+}  // namespace internal
+
 }  // namespace gpuattr
+
+// Returns from the enclosing function (which returns Status or Result<T>) when `expr`, a Status
+// or a Result<T>, failed:  GPUATTR_RETURN_IF_ERROR(reader.Keys(node, path, known));
+#define GPUATTR_RETURN_IF_ERROR(...)                                                    \
+  do {                                                                                  \
+    if (::gpuattr::Status gpuattr_status_ = ::gpuattr::internal::AsStatus(__VA_ARGS__); \
+        !gpuattr_status_.ok())                                                          \
+      return gpuattr_status_;                                                           \
+  } while (false)
+
+// Evaluates `expr` (a Result<T>); returns its error from the enclosing function, or moves its
+// value into `lhs`, which may declare a variable:  GPUATTR_ASSIGN_OR_RETURN(auto conns, Load());
+#define GPUATTR_ASSIGN_OR_RETURN(lhs, ...) \
+  GPUATTR_ASSIGN_OR_RETURN_(GPUATTR_STATUS_CONCAT_(gpuattr_result_, __LINE__), lhs, __VA_ARGS__)
+#define GPUATTR_ASSIGN_OR_RETURN_(tmp, lhs, ...) \
+  auto tmp = (__VA_ARGS__);                      \
+  if (!tmp.ok()) return tmp.error();             \
+  lhs = std::move(*tmp)
+#define GPUATTR_STATUS_CONCAT_(a, b) GPUATTR_STATUS_CONCAT_INNER_(a, b)
+#define GPUATTR_STATUS_CONCAT_INNER_(a, b) a##b
