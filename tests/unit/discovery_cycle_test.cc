@@ -323,6 +323,62 @@ TEST(ReadBody, MalformedLinesCountButGoodLinesStay) {
   EXPECT_FALSE(sources::ReadBody(kDcgmBody, sources::BodyKind::kUnrecognised).readings);
 }
 
+// Discovery makes no request: each step returns what to read as a value and learns from what
+// the reads found (here made up, as scrape/read.h would report them).
+TEST(DiscoverySteps, DecideAsValuesAndLearnFromOutcomes) {
+  FakeClock clock;
+  Discovery d("test", {}, clock);
+  auto objects = GpuCluster();
+  EXPECT_FALSE(d.Begin(*objects).has_value());  // one GPU node: no preferred query API
+  std::vector<PodRead> reads = d.PlanPodReads(nullptr);
+  ASSERT_EQ(reads.size(), 2u);  // by key: both candidates are due for a probe
+  EXPECT_EQ(reads[0].candidate.pod, "dcgm-exporter-a");
+  EXPECT_EQ(reads[1].candidate.pod, "gpu-feature-discovery");
+  EXPECT_TRUE(reads[0].probe);
+  EXPECT_EQ(reads[0].timeout, std::chrono::milliseconds(5000));
+
+  std::vector<PodReadOutcome> outcomes(2);
+  for (PodReadOutcome& o : outcomes) {
+    o.done = true;
+    o.fetch.ok = true;
+    o.fetch.http_status = 200;
+  }
+  outcomes[0].verdict = {Outcome::kAccepted, sources::BodyKind::kDcgm, "dcgm (DCGM_FI_DEV_*)", 200};
+  outcomes[0].kind = sources::BodyKind::kDcgm;
+  outcomes[0].read = outcomes[0].up = true;
+  outcomes[0].status.pod = "dcgm-exporter-a";
+  outcomes[0].status.up = true;
+  outcomes[1].verdict = {Outcome::kUnrecognised, sources::BodyKind::kUnrecognised, "x", 200};
+  EXPECT_FALSE(d.RecordPodReads(reads, outcomes).has_value());  // an exporter answered
+  DiscoveryFindings found = d.Finish(nullptr);
+  EXPECT_EQ(found.report.probed_this_cycle, 2u);
+  EXPECT_EQ(found.report.outcome_counts.at("accepted"), 1u);
+  ASSERT_EQ(found.report.exporters.size(), 1u);
+  EXPECT_EQ(found.report.exporters[0].pod, "dcgm-exporter-a");
+  EXPECT_TRUE(found.errors.empty());
+
+  // The next cycle scrapes the accepted target with the scrape timeout; the other is not due.
+  clock.Advance(seconds(20));
+  EXPECT_FALSE(d.Begin(*objects).has_value());
+  reads = d.PlanPodReads(nullptr);
+  ASSERT_EQ(reads.size(), 1u);
+  EXPECT_FALSE(reads[0].probe);
+  EXPECT_EQ(reads[0].kind, sources::BodyKind::kDcgm);
+  EXPECT_EQ(reads[0].timeout, std::chrono::milliseconds(15000));
+  // Nothing answered: a GPU cluster falls back to the query API (no service here: no read).
+  outcomes.assign(1, PodReadOutcome{});
+  outcomes[0].done = outcomes[0].read = true;
+  outcomes[0].fetch.error = "no response";
+  std::optional<QueryApiRead> fallback = d.RecordPodReads(reads, outcomes);
+  ASSERT_TRUE(fallback.has_value());
+  EXPECT_TRUE(fallback->probes.empty());
+  EXPECT_FALSE(fallback->chosen.has_value());
+  QueryApiReadOutcome nothing;
+  found = d.Finish(&nothing);
+  EXPECT_TRUE(found.report.rediscovery_next_cycle);
+  EXPECT_EQ(found.report.read_path_reason, "below_threshold");
+}
+
 TEST(HttpStatusOfError, FromTheFieldOrACredentialFailure) {
   EXPECT_EQ(scrape::HttpStatusOfError({ErrorCode::kPermissionDenied, "forbidden"}), 403);
   EXPECT_EQ(scrape::HttpStatusOfError({ErrorCode::kUnauthenticated, "exec plugin failed"}), 401);
