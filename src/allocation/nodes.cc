@@ -105,7 +105,7 @@ NodeView BuildNodes(const kube::ClusterObjects& objects,
       n.allocatable = DeviceTotal(*node, allocatable);
       if (dra_devices)
         for (const auto& [resource, count] : *dra_devices) {
-          capacity[resource] += count;  // DRA devices count in both (DESIGN section 5)
+          capacity[resource] += count;  // DRA devices count in both (docs/design.md#allocation)
           allocatable[resource] += count;
           *n.capacity += count;
           *n.allocatable += count;

@@ -33,7 +33,7 @@ void Perform(Discovery::Read& r, scrape::Fetcher& fetcher, const DiscoveryOption
   scrape::FetchOptions fo{r.probe ? options.probe_timeout : options.scrape.timeout,
                           limits.body_bytes};
   r.fetch = fetcher.Get(scrape::ProxyMetricsPath(c.namespace_, c.pod, c.port), fo);
-  if (!r.fetch.ok && r.fetch.over_cap)  // the reason names the limit (DESIGN section 10)
+  if (!r.fetch.ok && r.fetch.over_cap)  // the reason names the limit (docs/design.md#limits)
     r.fetch.error = sources::LimitBreach{"body_bytes", limits.body_bytes, 0, ""}.Describe();
   if (r.probe) {
     r.verdict = JudgeProbe(c, r.fetch);
@@ -154,7 +154,7 @@ DiscoveryResult Discovery::RunCycle(scrape::Fetcher& fetcher, const kube::Cluste
     current = MergeCandidates(MergeCandidates(std::move(scan.exporters), std::move(scan.inference)),
                               std::move(current));
   }
-  // Who may speak for what, decided before any probe (DESIGN section 10).
+  // Who may speak for what, decided before any probe (docs/design.md#trust).
   MarkTrust(current, objects, options_.trust_rules);
 
   // The read path: on a large cluster a trusted query API holding the GPU series replaces the

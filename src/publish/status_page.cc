@@ -514,7 +514,7 @@ std::string ExportersSection(const StatusView& v) {
          std::to_string(u) + " up; " +
          HtmlEscape(Plural(report->probes.size(), "candidate probed", "candidates probed")) +
          (outcomes.empty() ? "" : " (" + HtmlEscape(outcomes) + ")") + ".</p>\n";
-    // Untrusted candidates serve GPU series gpuattr does not read (DESIGN section 10): say so.
+    // Untrusted candidates serve GPU series gpuattr does not read (docs/design.md#trust): say so.
     auto untrusted = report->outcome_counts.find("untrusted");
     const size_t n_untrusted = untrusted == report->outcome_counts.end() ? 0 : untrusted->second;
     if (n_untrusted > 0)
