@@ -3,7 +3,7 @@
 
 The JSON files are committed; edit this file and run `python3 grafana/generate.py` to change them
 (a unit test checks their structure and that they match this script, the end-to-end test runs every
-query against a real Prometheus). Every query uses the family names of DESIGN.md section 6.
+query against a real Prometheus). Every query uses the family names of docs/design.md#metrics.
 gpuattr's gauges are read as they are; only counters (`*_total`) go through rate() or increase().
 
 Rules the tests hold every dashboard to (tests/unit/dashboards_test.cc):

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# End-to-end scale run (DESIGN section 9): the real gpuattr binary in server mode against the fake
-# apiserver serving a generated GPU cluster (8 A100s per node, half of the nodes MIG-partitioned,
-# one port-less GPU job pod per device, one dcgm-exporter per node) on 127.0.0.1.
+# End-to-end scale run (docs/design.md#targets): the real gpuattr binary in server mode against the
+# fake apiserver serving a generated GPU cluster (8 A100s per node, half of the nodes
+# MIG-partitioned, one port-less GPU job pod per device, one dcgm-exporter per node) on 127.0.0.1.
 #
 #   scripts/bench-scale.sh [scale_e2e_bench options]     e.g. --nodes 250,500,1000 --latency-ms 5
 #

@@ -119,7 +119,7 @@ NodeResources AddNodeObjectTotals(const kube::Node& node, const ResourceCounts* 
   n.allocatable = DeviceTotal(node, r.allocatable);
   if (dra_devices)
     for (const auto& [resource, count] : *dra_devices) {
-      r.capacity[resource] += count;  // DRA devices count in both (DESIGN section 5)
+      r.capacity[resource] += count;  // DRA devices count in both (docs/design.md#allocation)
       r.allocatable[resource] += count;
       *n.capacity += count;
       *n.allocatable += count;

@@ -74,8 +74,9 @@ void RecordCycle(model::ClusterSnapshot& c, model::CycleResult r, double seconds
   if (r.up) c.last_success_unix_seconds = now_unix;
   // A failed cycle keeps the last good output published (until DropStale), and the last
   // discovery report unless it made a fresh one (whose exporters then say why they failed). A
-  // kept report's exporters were not read this cycle: they are published down (DESIGN 9: stale
-  // data is marked by gpuattr_exporter_up 0), the probes as they were.
+  // kept report's exporters were not read this cycle: they are published down
+  // (docs/design.md#honest-status: stale data is marked by gpuattr_exporter_up 0), the probes as
+  // they were.
   if (!r.up) r.output = nullptr;
   if (!r.discovery && !r.up && c.latest.discovery)
     r.discovery = std::make_shared<const discovery::DiscoveryReport>(discovery::MarkNotScraped(

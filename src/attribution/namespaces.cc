@@ -19,9 +19,10 @@ std::vector<Namespace> SummariseNamespaces(
     size_t util_n = 0;
   };
   std::map<std::string, Acc, std::less<>> acc;
-  // GPU pods: those holding GPU resources (devices or replicas) or DRA GPU devices (DESIGN
-  // section 6). A pod seen on a GPU without a request is flagged as such, not counted here.
-  // Objects are one per pod; a DRA holder counts unless it was counted for its resources.
+  // GPU pods: those holding GPU resources (devices or replicas) or DRA GPU devices
+  // (docs/design.md#invariants). A pod seen on a GPU without a request is flagged as such, not
+  // counted here. Objects are one per pod; a DRA holder counts unless it was counted for its
+  // resources.
   for (const auto& [key, pod] : input.objects.pods)
     if (HoldsGpuResources(pod)) ++acc[pod.namespace_].ns.gpu_pods;
   for (const auto& [pod, claim] : kube::IndexDraGpus(input.objects).holders) {

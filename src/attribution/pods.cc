@@ -1,4 +1,4 @@
-// Pods on devices, decided per node by tier (DESIGN section 5):
+// Pods on devices, decided per node by tier (docs/design.md#tiers):
 //   process tier  — pods from per-process memory; power by share of the device's total memory;
 //   dcgm_pod      — one pod per (namespace, pod) on each device line; time-sliced devices split;
 //   dcgm_no_pod   — no owner is guessed: devices get candidate pods, power stays unattributed.

@@ -69,7 +69,7 @@ std::optional<QueryApiRead> Discovery::Begin(const kube::ClusterObjects& objects
         MergeCandidates(MergeCandidates(std::move(scan.exporters), std::move(scan.inference)),
                         std::move(c.current));
   }
-  // Who may speak for what, decided before any probe (DESIGN section 10).
+  // Who may speak for what, decided before any probe (docs/design.md#trust).
   MarkTrust(c.current, objects, options_.trust_rules);
   c.candidates = c.current.size();
 

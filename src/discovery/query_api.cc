@@ -269,7 +269,7 @@ QueryApiRead QueryApiFallback::Plan(const kube::ClusterObjects& objects,
   for (auto it = entries_.begin(); it != entries_.end();)
     it = keys.count(it->first) ? std::next(it) : entries_.erase(it);
   planned_.count = candidates.size();
-  // Untrusted services are never asked (DESIGN section 10): listed with how to trust them.
+  // Untrusted services are never asked (docs/design.md#trust): listed with how to trust them.
   std::erase_if(candidates, [&](const QueryApiCandidate& c) {
     if (TrustedQueryApi(c, options_)) return false;
     ProbeVerdict v;

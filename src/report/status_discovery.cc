@@ -96,7 +96,7 @@ std::string ClusterLine(const DiscoveryRow& d) {
                   std::to_string(d.exporters_up) + " up; " +
                   HtmlEscape(Plural(d.probes, "candidate probed", "candidates probed")) +
                   (outcomes.empty() ? "" : " (" + HtmlEscape(outcomes) + ")") + ".</p>\n";
-  // Untrusted candidates serve GPU series gpuattr does not read (DESIGN section 10): say so.
+  // Untrusted candidates serve GPU series gpuattr does not read (docs/design.md#trust): say so.
   if (d.untrusted > 0)
     h += "<p class=\"warn\">" +
          HtmlEscape(Plural(d.untrusted, "candidate serves", "candidates serve")) +

@@ -50,7 +50,7 @@ void ReadPod(const discovery::PodRead& r, Fetcher& fetcher, const sources::BodyL
   options.timeout = r.timeout;
   options.max_body_bytes = r.max_body_bytes;
   Fetch f = fetcher.Get(ProxyMetricsPath(c.namespace_, c.pod, c.port), options);
-  if (!f.ok && f.over_cap)  // the reason names the limit (DESIGN section 10)
+  if (!f.ok && f.over_cap)  // the reason names the limit (docs/design.md#limits)
     f.error = sources::LimitBreach{"body_bytes", limits.body_bytes, 0, ""}.Describe();
   out.fetch = FactsOf(f);
   out.kind = r.kind;

@@ -1,4 +1,4 @@
-// DESIGN section 9, scale: a synthetic 1,000-node cluster (8 GPUs per node, half of the nodes
+// docs/design.md#targets, scale: a synthetic 1,000-node cluster (8 GPUs per node, half of the nodes
 // MIG-partitioned, ~16,000 GPU pods) through the pure stages of one cycle: parse and read every
 // node's dcgm-exporter body, then the daemon's stage function (app::RunStages: attribute,
 // allocate, node health, inference, ledger), render /metrics. Attribute and Allocate are also

@@ -1,8 +1,8 @@
-// The initial LIST's share of a first cycle (DESIGN section 9, scale): one 500-pod page of the
-// generated cluster (support/generated_cluster.h, ~2.8 KB of JSON per pod, as the fake apiserver
-// serves it), parsed into a JsonDocument and decoded into kube::Pod records as the ListWatcher
-// and the ObjectCache do, next to nlohmann's DOM parse and lexer on the same bytes. A 1,000-node
-// cluster lists 18,000 pods: 36 such pages.
+// The initial LIST's share of a first cycle (docs/design.md#targets, scale): one 500-pod page of
+// the generated cluster (support/generated_cluster.h, ~2.8 KB of JSON per pod, as the fake
+// apiserver serves it), parsed into a JsonDocument and decoded into kube::Pod records as the
+// ListWatcher and the ObjectCache do, next to nlohmann's DOM parse and lexer on the same bytes. A
+// 1,000-node cluster lists 18,000 pods: 36 such pages.
 //
 //   build-release/tests/list_decode_bench
 #include <benchmark/benchmark.h>

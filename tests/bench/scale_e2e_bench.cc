@@ -1,12 +1,12 @@
-// End to end at scale (DESIGN section 9): the real gpuattr binary in server mode against the fake
-// apiserver serving a generated GPU cluster (support/generated_cluster.h) on 127.0.0.1, at several
-// sizes. For each size it reports the first cycle and the steady cycles (each with its 1 proxy GET
-// per exporter), where a cycle's time goes (the daemon's debug line "cycle parts"), LISTs after
-// the first cycle (gpuattr_apiserver_requests_total at the end minus the LISTs the fake saw in the
-// first cycle, and the fake's own request log), the client connections the steady cycles' proxy
-// GETs came on and how many of them were new (keep-alive reuse: none), the daemon's peak RSS (VmHWM
-// from /proc) after the cycles (no /metrics request before that) and after the scrape load, and the
-// /metrics latency (p50/p99) with concurrent scrapers sending Accept-Encoding: gzip.
+// End to end at scale (docs/design.md#targets): the real gpuattr binary in server mode against the
+// fake apiserver serving a generated GPU cluster (support/generated_cluster.h) on 127.0.0.1, at
+// several sizes. For each size it reports the first cycle and the steady cycles (each with its 1
+// proxy GET per exporter), where a cycle's time goes (the daemon's debug line "cycle parts"), LISTs
+// after the first cycle (gpuattr_apiserver_requests_total at the end minus the LISTs the fake saw
+// in the first cycle, and the fake's own request log), the client connections the steady cycles'
+// proxy GETs came on and how many of them were new (keep-alive reuse: none), the daemon's peak RSS
+// (VmHWM from /proc) after the cycles (no /metrics request before that) and after the scrape load,
+// and the /metrics latency (p50/p99) with concurrent scrapers sending Accept-Encoding: gzip.
 //
 //   build-release/tests/scale_e2e_bench --gpuattr build-release/gpuattr --nodes 250,500,1000
 //

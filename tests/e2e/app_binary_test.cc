@@ -192,8 +192,8 @@ TEST(AppBinary, ServesAndStopsOnSigterm) {
   EXPECT_THAT(Slurp(p.err), HasSubstr("msg=\"shutting down\""));
 }
 
-// DESIGN section 10: two daemons on one state file would overwrite each other's counters; the
-// second exits 2 naming the file, and the first keeps running.
+// docs/design.md#process-hygiene: two daemons on one state file would overwrite each other's
+// counters; the second exits 2 naming the file, and the first keeps running.
 TEST(AppBinary, ASecondDaemonOnTheSameStateFileExitsTwoNamingIt) {
   TempDir dir;
   const std::string state = (dir / "state.json").string();
@@ -231,7 +231,7 @@ TEST(AppBinary, OnceWithoutAnsweringClusterPrintsExpositionAndFails) {
   EXPECT_THAT(r.err, HasSubstr("gpuattr: no cluster answered"));
 }
 
-// DESIGN section 6: `promtool check metrics` on the output prints nothing.
+// docs/design.md#naming-labels-and-units: `promtool check metrics` on the output prints nothing.
 TEST(AppPromtool, RenderedExpositionIsClean) {
   if (!fs::exists("/usr/bin/promtool")) GTEST_SKIP() << "/usr/bin/promtool is not installed";
   gpuattr::model::Snapshot s;

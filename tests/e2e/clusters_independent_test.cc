@@ -1,4 +1,4 @@
-// DESIGN section 10, "Clusters are independent": two clusters served by two fake apiservers, run
+// docs/design.md#clusters-are-independent: two clusters served by two fake apiservers, run
 // by the daemon's loop (CycleLoop::RunUntilShutdown) with real sessions. One cluster has an
 // exporter that hangs 30 s before answering (a dead target); the healthy cluster's data keeps its
 // interval meanwhile, and a shutdown does not wait for the hanging GET.

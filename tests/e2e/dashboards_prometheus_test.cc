@@ -300,8 +300,8 @@ std::vector<PanelQuery> QueriesAndAnnotations(const json& dashboard, const std::
   return out;
 }
 
-// Families the issue "The answer at a glance" adds to the daemon (DESIGN sections 6 and 10) while
-// the dashboards and alerts already use them.
+// Families the issue "The answer at a glance" adds to the daemon (docs/design.md#metrics and
+// docs/design.md#trust-limits-and-failure) while the dashboards and alerts already use them.
 constexpr const char* kEmittedFromTheIssue = "emitted from the issue \"The answer at a glance\"";
 
 TEST_F(DashboardsAgainstPrometheus, VariablesResolveToDemoValues) {

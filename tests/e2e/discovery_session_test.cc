@@ -166,7 +166,7 @@ TEST(DiscoverySession, BadExportersDoNotHoldBackTheGoodOnes) {
   EXPECT_EQ(good, (std::set<std::string>{"dcgm-exporter-good-1", "dcgm-exporter-good-2"}));
   // Both good ones were read. The six exporters share one node and its GPU indices 0 and 1, so
   // one device each: good-1 (first by name among those that answered) keeps both, good-2's six
-  // lines are duplicate_device (DESIGN section 10).
+  // lines are duplicate_device (docs/design.md#rejected-lines).
   for (const auto& e : c2->input.readings) {
     const auto& d = std::get<sources::DcgmReadings>(e.readings);
     const bool first = e.pod == "dcgm-exporter-good-1";

@@ -1,5 +1,6 @@
-// DESIGN section 10: an exec plugin's stderr (a login plugin may print a device-login code there)
-// goes to the log only, never into a cycle's errors or onto the unauthenticated status page.
+// docs/design.md#process-hygiene: an exec plugin's stderr (a login plugin may print a device-login
+// code there) goes to the log only, never into a cycle's errors or onto the unauthenticated status
+// page.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>

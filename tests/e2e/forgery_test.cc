@@ -1,8 +1,8 @@
-// Issue 14, the trust half (DESIGN section 10), end to end: the binary against the fake apiserver
-// serving fixtures/scenarios/forgery (tests/golden/forgery_scenario_gen.py lists the forgeries).
-// Nothing forged is published or reaches the state file, every rejection is counted by reason,
-// the genuine numbers equal those of the same cluster without the forgeries, and the run's peak
-// RSS stays bounded by the limits, also with the issue's 9.9 MB body.
+// Issue 14, the trust half (docs/design.md#trust), end to end: the binary against the fake
+// apiserver serving fixtures/scenarios/forgery (tests/golden/forgery_scenario_gen.py lists the
+// forgeries). Nothing forged is published or reaches the state file, every rejection is counted by
+// reason, the genuine numbers equal those of the same cluster without the forgeries, and the run's
+// peak RSS stays bounded by the limits, also with the issue's 9.9 MB body.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -1,9 +1,9 @@
-// Discovery on a generated GPU cluster (DESIGN section 4, revised after a 16,000-pod run): the
-// fake apiserver serves 128 nodes with 2,048 GPU job pods that declare no port, one dcgm-exporter
-// per node, a few vLLM servers and notebooks that declare a port. Over several cycles: not one
-// proxy GET to a port-less pod, every exporter read in the first cycle, the vLLM servers found
-// within a few cycles, inference probes within the per-cycle budget, no LIST after the first
-// cycle.
+// Discovery on a generated GPU cluster (docs/design.md#discovery, revised after a 16,000-pod run):
+// the fake apiserver serves 128 nodes with 2,048 GPU job pods that declare no port, one
+// dcgm-exporter per node, a few vLLM servers and notebooks that declare a port. Over several
+// cycles: not one proxy GET to a port-less pod, every exporter read in the first cycle, the vLLM
+// servers found within a few cycles, inference probes within the per-cycle budget, no LIST after
+// the first cycle.
 #include <gtest/gtest.h>
 
 #include <chrono>

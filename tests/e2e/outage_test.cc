@@ -1,4 +1,4 @@
-// DESIGN section 10, "Honest status" and "Idle runs and energy survive blips", end to end: the real
+// docs/design.md#honest-status and docs/design.md#unknown-cycles, end to end: the real
 // gpuattr binary in server mode against the fake apiserver, which from some moment on answers 503
 // to everything (its open watches ended). Scraped as Prometheus would: cluster_up goes to 0 within
 // 2 intervals, the last-success timestamp stops, the last good pod series stay served with their

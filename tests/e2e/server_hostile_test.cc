@@ -1,6 +1,6 @@
-// The HTTP server tried as a hostile local client would (DESIGN section 10, "The HTTP server is
-// hardened"; issue 15): raw sockets on 127.0.0.1 against the real MetricsServer, with the
-// memory of this process (which runs the server) measured around every attack.
+// The HTTP server tried as a hostile local client would (docs/design.md#http-server; issue 15): raw
+// sockets on 127.0.0.1 against the real MetricsServer, with the memory of this process (which runs
+// the server) measured around every attack.
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
-// Sharding invariants (DESIGN section 11) over every fixture scenario and N ∈ {2, 3, 5}: each run
-// is a real KubeClusterSession (discovery, scraping, the stages, the ledger) against its own fake
-// apiserver, two cycles 20 s apart, rendered through the metrics group table. Then:
+// Sharding invariants (docs/design.md#sharding) over every fixture scenario and N ∈ {2, 3, 5}: each
+// run is a real KubeClusterSession (discovery, scraping, the stages, the ledger) against its own
+// fake apiserver, two cycles 20 s apart, rendered through the metrics group table. Then:
 //   - the union of the N shards' series (minus self-metrics and namespace series) equals the
 //     unsharded output, value for value;
 //   - Σ over shards of every namespace series equals the unsharded value (1e-9 relative); the

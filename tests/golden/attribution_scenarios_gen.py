@@ -407,7 +407,7 @@ gives), devices must sum to their cards, and namespaces to no more than the card
 
 
 def health():
-    """Health fields (DESIGN section 5 "Health per device"): XIDs, ECC, row remapping, throttling."""
+    """Health fields (docs/design.md#health): XIDs, ECC, row remapping, throttling."""
     host = "health-a"
     spec = [  # gpu, pod, power, health fields
         (0, ("ml", "trainer-0", "train"), 300,
@@ -460,7 +460,7 @@ no exporter: unknown. cpu-1 is no GPU node and has no health series.""")
 
 
 def dcgm_and_process():
-    """DESIGN section 5, "Tiers": dcgm-exporter and a per-process exporter on one node."""
+    """docs/design.md#tiers: dcgm-exporter and a per-process exporter on one node."""
     G = 1024 * MiB
     host = "gpu-both-a"
     dcgm_pod = "nvidia-dcgm-exporter-b7k2q"  # Hostname below: the exporter pod, not the node
@@ -519,7 +519,7 @@ gpu_total_memory_bytes matched by UUID. Each pod's power = card W x its memory /
 
 
 def mig_shared_zero():
-    """DESIGN section 5, "shared devices": `.shared` resources advertised at 0 share nothing."""
+    """docs/design.md#sharing: `.shared` resources advertised at 0 share nothing."""
     host = "mig-mixed-2"
     devs = []
     # card 0: 3g.40gb (2) + four 1g.10gb (9..12); card 1: one 7g.80gb (0)
@@ -564,7 +564,8 @@ capacity is 6 (the .shared resources are never devices).""")
 
 
 def custom_counters():
-    """DESIGN section 5: a device is any DCGM series carrying a device key, whatever the field."""
+    """docs/design.md#devices-and-cards: a device is any DCGM series carrying a device key, whatever
+    the field."""
     # Node clk-node-1: a counter list of clocks only, no pod labels, MIG slices. The 7g slice's
     # profile is exported as 7g.79gb while its resource is nvidia.com/mig-7g.80gb.
     clk = "clk-node-1"
@@ -604,7 +605,7 @@ power, GPU 1 has no pod.""")
 
 
 def replicas():
-    """DESIGN section 5, "Allocation": replicas are never devices; a time-sliced node counts GPUs."""
+    """docs/design.md#allocation: replicas are never devices; a time-sliced node counts GPUs."""
     ts = "ts-plain-1"
     devs = []
     # GPU 0: chat/bot-0 (1 replica) and chat/bot-1 (2 replicas), per-pod FB_USED lines (vgpu).

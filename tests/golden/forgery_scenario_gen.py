@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes fixtures/scenarios/forgery/: two genuine GPU nodes and the forgeries of issue 14
-(DESIGN section 10, "Trust, limits and failure"), in the fake apiserver's scenario format.
+(docs/design.md#trust-limits-and-failure), in the fake apiserver's scenario format.
 
 Genuine: gpu-a (3 H100s) and gpu-b (2 H100s), each read by a dcgm-exporter DaemonSet pod of
 gpu-operator, and the GPU pods ml/train-0, research/notebook-0 (gpu-a) and ml/train-1 (gpu-b).

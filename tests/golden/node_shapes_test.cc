@@ -1,4 +1,4 @@
-// Attribution that matches reality on every node shape (DESIGN section 5), checked on the
+// Attribution that matches reality on every node shape (docs/design.md#node-shapes), checked on the
 // scenarios made for it (fixtures/scenarios/attr-*, tests/golden/attribution_scenarios_gen.py):
 //   attr-dcgm-and-process  dcgm-exporter and a per-process exporter on one node;
 //   attr-mig-shared-zero   a mixed-MIG node advertising `.shared` resources at 0;

@@ -1,4 +1,4 @@
-// prometheus-cpp stays the reference (DESIGN section 10, "Serving at scale"): every golden
+// prometheus-cpp stays the reference (docs/design.md#serving-at-scale): every golden
 // snapshot is rendered through prometheus-cpp's TextSerializer (over FamilyCollector) and through
 // the streaming TextWriter (RenderText, what /metrics serves); both texts must hold the same
 // families in the same order, the same HELP and TYPE, the same series in the same order with the

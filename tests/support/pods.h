@@ -13,7 +13,7 @@ kube::Pod MakeRunningPod(std::string ns, std::string name, std::string node, std
                          std::vector<kube::ContainerPort> ports = {});
 
 // The same, owned by a DaemonSet (named after the pod up to its last '-'), as exporters are
-// deployed: only such a pod (or a pinned one) may speak for its node's GPUs (DESIGN section 10).
+// deployed: only such a pod (or a pinned one) may speak for its node's GPUs (docs/design.md#trust).
 kube::Pod MakeDaemonSetPod(std::string ns, std::string name, std::string node, std::string image,
                            std::vector<kube::ContainerPort> ports = {});
 

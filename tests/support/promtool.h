@@ -1,4 +1,5 @@
-// `promtool check metrics` on an exposition (DESIGN section 6: it must print nothing).
+// `promtool check metrics` on an exposition (docs/design.md#naming-labels-and-units: it must print
+// nothing).
 #pragma once
 
 #include <string>

@@ -1,5 +1,6 @@
-// Allocation (DESIGN section 5): effective requests, GPU node totals and free per resource, DRA
-// devices and claims, and the hint of every pending GPU pod. Pure: objects built in code.
+// Allocation (docs/design.md#allocation): effective requests, GPU node totals and free per
+// resource, DRA devices and claims, and the hint of every pending GPU pod. Pure: objects built in
+// code.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -153,7 +154,8 @@ TEST(AllocationRequests, SidecarsAddToTheAppAndToLaterInitContainers) {
 
 // ---- nodes ------------------------------------------------------------------------------------
 
-// DESIGN's mixed-MIG node: 1 whole GPU, 46 1g slices (with a .shared resource at 0) and one 3g.
+// The mixed-MIG A100 node of docs/design.md#node-shapes: 1 whole GPU, 46 1g slices (with a .shared
+// resource at 0) and one 3g.
 World MixedMigNode() {
   World w;
   w.Add(MakeNode("a100-mixed", {{"nvidia.com/gpu", 1},

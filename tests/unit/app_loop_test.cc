@@ -174,8 +174,8 @@ TEST_F(AppLoopTest, ClustersRunInParallel) {
   EXPECT_TRUE(snap->clusters[1].latest.up);
 }
 
-// DESIGN section 10: a failed cycle keeps the last good cycle's output served unchanged, for up to
-// stale_after after the last success; then it is dropped (and the cluster is down).
+// docs/design.md#honest-status: a failed cycle keeps the last good cycle's output served unchanged,
+// for up to stale_after after the last success; then it is dropped (and the cluster is down).
 TEST_F(AppLoopTest, LastGoodOutputIsServedUntilStaleAfterThenDropped) {
   FakeClock clock;
   auto store = std::make_shared<metrics::SnapshotStore>();
@@ -257,8 +257,9 @@ TEST(AppLoopRecord, FailedCyclesKeepOutputAndDiscoveryAndTheSuccessTime) {
   EXPECT_FALSE(DropStale(c, 2000, 300));  // nothing left to drop
 }
 
-// DESIGN section 10: clusters are independent. One cluster's cycle takes 3 s (a dead target);
-// the other's data keeps its 100 ms interval meanwhile, each of its cycles published at once.
+// docs/design.md#clusters-are-independent: clusters are independent. One cluster's cycle takes 3 s
+// (a dead target); the other's data keeps its 100 ms interval meanwhile, each of its cycles
+// published at once.
 TEST_F(AppLoopTest, ASlowClusterNeverDelaysAnotherOnesData) {
   ASSERT_TRUE(Shutdown::Instance().Install().ok());
   auto store = std::make_shared<metrics::SnapshotStore>();

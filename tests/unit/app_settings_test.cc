@@ -75,7 +75,7 @@ TEST(Settings, TheTableIsWellFormed) {
     }
     EXPECT_FALSE(groups_done.count(s.group)) << name << ": its group appeared before";
   }
-  // DESIGN section 7 fixes these flags.
+  // docs/design.md#interface fixes these flags.
   for (const char* flag : {"kubeconfig", "context", "config.file", "web.listen-address", "interval",
                            "target", "once", "log.level", "state.file", "version", "help"})
     EXPECT_TRUE(flags.count(flag)) << "--" << flag;

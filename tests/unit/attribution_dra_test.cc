@@ -1,4 +1,4 @@
-// DRA in attribution (DESIGN section 5): who holds a device according to ResourceClaims, tier-3
+// DRA in attribution (docs/design.md#tiers): who holds a device according to ResourceClaims, tier-3
 // candidate pods from those holders, and DRA holders counted as GPU pods.
 #include <gtest/gtest.h>
 

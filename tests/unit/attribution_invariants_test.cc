@@ -1,6 +1,6 @@
-// Invariants that hold on every scenario (DESIGN section 6): device power sums to card power;
-// pods + unattributed = node power; a namespace's pods sum to the namespace series for memory
-// and power; no device is counted twice; every ratio is in [0, 1].
+// Invariants that hold on every scenario (docs/design.md#invariants): device power sums to card
+// power; pods + unattributed = node power; a namespace's pods sum to the namespace series for
+// memory and power; no device is counted twice; every ratio is in [0, 1].
 #include <gtest/gtest.h>
 
 #include <cmath>

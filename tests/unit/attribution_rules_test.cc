@@ -1,5 +1,5 @@
-// DESIGN section 5 rule by rule, on small inline exporter bodies (no files needed), plus the
-// acceptance numbers of ../shared/fixtures-real/README.md when those captures are present.
+// docs/design.md#attribution rule by rule, on small inline exporter bodies (no files needed), plus
+// the acceptance numbers of ../shared/fixtures-real/README.md when those captures are present.
 #include <gtest/gtest.h>
 
 #include "golden/attribution_harness.h"
@@ -340,8 +340,9 @@ TEST(AttributionRules, NamespacesSumPodsAndWeightUtilisationByGpuEquivalents) {
       "DCGM_FI_DEV_POWER_USAGE{gpu=\"1\",UUID=\"U1\",GPU_I_PROFILE=\"1g.10gb\",GPU_I_ID=\"2\"} "
       "100\n";
   Feed r;
-  // GPU pods are those holding GPU resources (DESIGN section 6): "big" holds a GPU, "small" a
-  // slice; "ghost" holds one but is on no device; "seen" is on a device without a Pod object.
+  // GPU pods are those holding GPU resources (docs/design.md#invariants): "big" holds a GPU,
+  // "small" a slice; "ghost" holds one but is on no device; "seen" is on a device without a Pod
+  // object.
   r.objects.pods["t/big"] = GpuPod("t", "big", "n1");
   r.objects.pods["t/small"] = GpuPod("t", "small", "n1", "nvidia.com/mig-1g.10gb");
   r.objects.pods["t/ghost"] = GpuPod("t", "ghost", "n1", "nvidia.com/gpu.shared");

@@ -20,8 +20,8 @@ std::set<std::string> EmittedFamilies() {
 }
 
 // Families the dashboards and rules already query while the daemon's side of the issue that adds
-// them is in progress (DESIGN section 6 and 10 name them). Remove an entry once the family
-// table has it; the test says so.
+// them is in progress (docs/design.md#metrics and docs/design.md#trust-limits-and-failure name
+// them). Remove an entry once the family table has it; the test says so.
 const std::map<std::string, std::string>& NotYetEmitted() {
   static const std::map<std::string, std::string> families = {
       {"gpuattr_cycle_interval_seconds", "emitted from the issue \"The answer at a glance\""},

@@ -1,5 +1,5 @@
-// The in-cluster deployment (DESIGN section 11, docs/deploy.md): `kubectl kustomize` builds the
-// base and every overlay offline with the objects expected; the ClusterRole grants exactly the
+// The in-cluster deployment (docs/design.md#in-cluster, docs/deploy.md): `kubectl kustomize` builds
+// the base and every overlay offline with the objects expected; the ClusterRole grants exactly the
 // reads gpuattr makes and nothing that writes; the pods run hardened; the sharded StatefulSet
 // keeps the Deployment's pod template; the PrometheusRule is what scripts/gen-prometheusrule.py
 // makes from config/prometheus/gpuattr-alerts.yml; the Dockerfile runs as the manifests' user and

@@ -96,7 +96,7 @@ TEST(InferencePort, AnnotationMetricsHttp8000First) {
   EXPECT_EQ(InferencePort(first)->source, "first");
 }
 
-// DESIGN section 4 (revised): no declared port and no annotation → never probed, no guessed 8000.
+// docs/design.md#candidates: no declared port and no annotation → never probed, no guessed 8000.
 TEST(InferencePort, NoDeclaredPortAndNoAnnotationIsNoPort) {
   kube::Pod none = MakePod("a", "sglang", "n1", "x");
   EXPECT_FALSE(InferencePort(none).has_value());

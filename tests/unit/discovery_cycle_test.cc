@@ -248,8 +248,9 @@ TEST(DiscoveryFamilies, ExporterAndCandidateSeries) {
   EXPECT_NE(html.find("503"), std::string::npos);
 }
 
-// DESIGN section 4 (revised): port-less GPU pods are never probed, inference probes are spread
-// over cycles within the budget, the exporter is read in the first cycle whatever the budget.
+// docs/design.md#caching-and-the-probe-budget: port-less GPU pods are never probed, inference
+// probes are spread over cycles within the budget, the exporter is read in the first cycle whatever
+// the budget.
 TEST(DiscoveryCycle, PortlessPodsAreNeverProbedAndInferenceProbesKeepTheBudget) {
   DiscoveryOptions options;
   options.inference_probes_per_cycle = 3;

@@ -1,5 +1,5 @@
-// Discovery decides who may speak (DESIGN section 10): a dcgm body is read from a DaemonSet pod, a
-// pinned pod or one a trust rule names; from any other it is "untrusted", not read, and not
+// Discovery decides who may speak (docs/design.md#trust): a dcgm body is read from a DaemonSet pod,
+// a pinned pod or one a trust rule names; from any other it is "untrusted", not read, and not
 // fetched again while the pod is unchanged. A vLLM body is read only from a pod holding a GPU.
 // A query API outside the trusted namespaces is never asked.
 #include <gmock/gmock.h>

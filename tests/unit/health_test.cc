@@ -1,4 +1,4 @@
-// GPU health (DESIGN section 5 "Health per device"): the XID table, device assessment, the node
+// GPU health (docs/design.md#health): the XID table, device assessment, the node
 // roll-up, its place in the attribution, and the one-hot families on every scenario.
 #include <gtest/gtest.h>
 

@@ -50,8 +50,9 @@ Server Only(const InferenceView& v) {
   return v.servers.empty() ? Server{} : v.servers.front();
 }
 
-// DESIGN/fixtures README acceptance: the real idle vLLM V1 capture, then a body 20 s later with
-// +20,000 generation tokens, +60,000 prompt tokens and TTFT +30 s over +100 requests.
+// Acceptance numbers of ../shared/fixtures-real/README.md: the real idle vLLM V1 capture, then a
+// body 20 s later with +20,000 generation tokens, +60,000 prompt tokens and TTFT +30 s over +100
+// requests.
 TEST(InferenceRates, RealVllmIdleCaptureAndOneTwentySecondsLater) {
   auto dir = gpuattr::testing::RealFixturesDir();
   if (!dir) GTEST_SKIP() << "../shared/fixtures-real is absent";

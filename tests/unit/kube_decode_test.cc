@@ -77,7 +77,8 @@ TEST(DecodePod, RealisticPod) {
   // Only prometheus.io/* annotations are kept (last-applied-configuration can be huge).
   EXPECT_EQ(p.annotations.size(), 2u);
   EXPECT_EQ(p.annotations.at("prometheus.io/port"), "8000");
-  // Owner references: an exporter owned by a DaemonSet may speak for its node (DESIGN 10).
+  // Owner references: an exporter owned by a DaemonSet may speak for its node
+  // (docs/design.md#trust).
   ASSERT_EQ(p.owners.size(), 1u);
   EXPECT_EQ(p.owners[0].kind, "ReplicaSet");
   EXPECT_EQ(p.owners[0].name, "vllm-7b");

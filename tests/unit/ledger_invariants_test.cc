@@ -1,7 +1,7 @@
 // The ledger over every attribution scenario (fixtures/scenarios/attr-*): after two cycles 20 s
 // apart with the same readings, every pod with a known power gained power × 20 J, every
 // namespace counter equals the sum of its pods (none has left), idle pods report a 20 s run and
-// busy ones 0 — so the energy invariant of DESIGN section 6 holds wherever power does.
+// busy ones 0 — so the energy invariant of docs/design.md#invariants holds wherever power does.
 #include <gtest/gtest.h>
 
 #include <cmath>

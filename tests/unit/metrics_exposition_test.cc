@@ -1,4 +1,4 @@
-// Render once per publication (DESIGN section 10, "Serving at scale"): the cached bytes equal a
+// Render once per publication (docs/design.md#serving-at-scale): the cached bytes equal a
 // fresh rendering, the gzip stream (with or without a live tail) decompresses to the same text,
 // and a reader during a rendering gets the previous complete exposition.
 #include <gmock/gmock.h>

@@ -1,5 +1,5 @@
-// Limits per body (sources/limits.h, DESIGN section 10): each one at the limit (read) and one over
-// it (rejected whole, the reason naming the limit and the count), and reading stops there.
+// Limits per body (sources/limits.h, docs/design.md#limits): each one at the limit (read) and one
+// over it (rejected whole, the reason naming the limit and the count), and reading stops there.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

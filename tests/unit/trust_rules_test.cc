@@ -1,4 +1,4 @@
-// Who may speak for what (trust/rules.h, DESIGN section 10): DaemonSet pods, pins and configured
+// Who may speak for what (trust/rules.h, docs/design.md#trust): DaemonSet pods, pins and configured
 // rules for device exporters; GPU holders for inference servers; pins and trusted namespaces for
 // query APIs. And the texts that say how to trust what is not.
 #include "gpuattr/trust/rules.h"

@@ -1,6 +1,6 @@
-// The vetting between reading and the stages (trust/vet.h, DESIGN section 10): per-pod labels must
-// name a pod of the exporter's node, values must be in range, a device UUID belongs to one
-// exporter of a kind, a query API's node must exist; every dropped line counted by reason.
+// The vetting between reading and the stages (trust/vet.h, docs/design.md#rejected-lines): per-pod
+// labels must name a pod of the exporter's node, values must be in range, a device UUID belongs to
+// one exporter of a kind, a query API's node must exist; every dropped line counted by reason.
 #include "gpuattr/trust/vet.h"
 
 #include <gtest/gtest.h>

@@ -1,6 +1,7 @@
-// Allocation (DESIGN section 5): the Kubernetes objects (pods, nodes, DRA slices and claims) and
-// the attribution of the same cycle → what pods request, what GPU nodes offer and have free, and
-// a hint for every pending GPU pod. Pure: the same input always gives the same, sorted, output.
+// Allocation (docs/design.md#allocation): the Kubernetes objects (pods, nodes, DRA slices and
+// claims) and the attribution of the same cycle → what pods request, what GPU nodes offer and have
+// free, and a hint for every pending GPU pod. Pure: the same input always gives the same, sorted,
+// output.
 //
 //   allocation::Allocation a = allocation::Allocate({cluster, objects, attribution, now_unix});
 #pragma once

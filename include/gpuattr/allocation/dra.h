@@ -17,7 +17,7 @@ inline constexpr std::string_view kGpuDraDriver = "gpu.nvidia.com";
 // "gpu" or "mig" for a device of the gpu.nvidia.com driver (the `type` attribute; without it,
 // a device with a MIG profile is "mig", else "gpu").
 std::string DraDeviceType(const kube::DraDevice& device);
-// "gpu.nvidia.com/gpu" or "gpu.nvidia.com/mig-3g.40gb" (DESIGN section 5).
+// "gpu.nvidia.com/gpu" or "gpu.nvidia.com/mig-3g.40gb" (docs/design.md#allocation).
 std::string DraResourceName(const kube::DraDevice& device);
 // The device type a device class asks for: gpu.nvidia.com → "gpu", mig.nvidia.com → "mig";
 // none for classes that are not GPUs.

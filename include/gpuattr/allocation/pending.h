@@ -1,5 +1,4 @@
-// Hints for pending GPU pods: why the scheduler cannot place them (DESIGN section 5, "Pending
-// GPU pods").
+// Hints for pending GPU pods: why the scheduler cannot place them (docs/design.md#pending-hints).
 #pragma once
 
 #include <map>

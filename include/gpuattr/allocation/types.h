@@ -1,6 +1,6 @@
-// The scheduler's view of a cluster's GPUs (DESIGN section 5, "Allocation" and "Pending GPU
-// pods"): what pods request, what nodes offer, what is free, and why pending GPU pods wait.
-// Plain sorted data built by allocation::Allocate (allocation.h) and published by
+// The scheduler's view of a cluster's GPUs (docs/design.md#allocation and
+// docs/design.md#pending-hints): what pods request, what nodes offer, what is free, and why pending
+// GPU pods wait. Plain sorted data built by allocation::Allocate (allocation.h) and published by
 // src/metrics/allocation.cc. Counts are whole devices, or replicas where a resource counts them
 // (never added to devices).
 #pragma once

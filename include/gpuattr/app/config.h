@@ -57,8 +57,8 @@ struct WebConfig {
   bool operator==(const WebConfig&) const = default;
 };
 
-// Limits per exporter body (DESIGN section 10): a body over one is rejected whole. body_bytes was
-// scrape.max_body_bytes (64 MiB) before it moved here.
+// Limits per exporter body (docs/design.md#limits): a body over one is rejected whole. body_bytes
+// was scrape.max_body_bytes (64 MiB) before it moved here.
 struct LimitsConfig {
   uint64_t body_bytes = 0;
   int samples = 0;
@@ -83,7 +83,7 @@ struct IdleConfig {
   bool operator==(const IdleConfig&) const = default;
 };
 
-// Who may speak for devices beyond DaemonSet pods and pins (DESIGN section 10, trust/rules.h).
+// Who may speak for devices beyond DaemonSet pods and pins (docs/design.md#trust, trust/rules.h).
 struct TrustConfig {
   std::vector<trust::ExporterRule> exporters;
   std::vector<std::string> query_api_namespaces;  // default: trust::DefaultQueryApiNamespaces()
@@ -102,8 +102,8 @@ struct DiscoveryConfig {
   bool operator==(const DiscoveryConfig&) const = default;
 };
 
-// Sharding as kube-state-metrics does it (DESIGN section 11): this process is shard `index` of
-// `total` and reads only the nodes whose name hashes (FNV-1a 64) to index mod total.
+// Sharding as kube-state-metrics does it (docs/design.md#sharding): this process is shard `index`
+// of `total` and reads only the nodes whose name hashes (FNV-1a 64) to index mod total.
 struct ShardConfig {
   uint32_t index = 0;
   uint32_t total = 0;  // 1: not sharded
@@ -126,7 +126,8 @@ struct Config {
   std::string kubeconfig;               // "" → $KUBECONFIG, then ~/.kube/config
   std::vector<ClusterConfig> clusters;  // empty → one cluster: the current context
   milliseconds interval{};
-  // How long a cluster's last good series stay published while its cycles fail (DESIGN 10).
+  // How long a cluster's last good series stay published while its cycles fail
+  // (docs/design.md#honest-status).
   milliseconds stale_after{};
   WebConfig web;
   std::vector<TargetPin> targets;

@@ -1,4 +1,4 @@
-// The daemon's resident memory (DESIGN section 9: peak RSS ≤ 200 MB at 1,000 nodes). A cycle
+// The daemon's resident memory (docs/design.md#targets: peak RSS ≤ 200 MB at 1,000 nodes). A cycle
 // allocates its readings and stages from up to scrape.concurrency fetch threads and frees them
 // when the next cycle's output replaces them; with glibc's default of one malloc arena per thread
 // (up to 8 per core) each arena keeps its freed pages resident. Where the daemon's memory goes at

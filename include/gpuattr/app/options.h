@@ -1,6 +1,6 @@
-// Command-line flags (DESIGN section 7), parsed with Boost.Program_options from the settings
-// table. Values are kept as written; validation happens in LoadConfig so that file and flag errors
-// read the same way.
+// Command-line flags (docs/design.md#interface), parsed with Boost.Program_options from the
+// settings table. Values are kept as written; validation happens in LoadConfig so that file and
+// flag errors read the same way.
 #pragma once
 
 #include <functional>

@@ -18,7 +18,7 @@ namespace gpuattr::app {
 
 struct LoopOptions {
   // A cluster whose cycles fail keeps its last good output published for this long after its
-  // last successful cycle; then the output is dropped (DESIGN section 10).
+  // last successful cycle; then the output is dropped (docs/design.md#honest-status).
   std::chrono::milliseconds stale_after{std::chrono::minutes(5)};
 };
 

@@ -1,5 +1,6 @@
-// Attribution (DESIGN section 5): normalised exporter readings + Kubernetes objects → who uses
-// which device, card, watt and byte. Pure: the same input always gives the same output, no I/O.
+// Attribution (docs/design.md#attribution): normalised exporter readings + Kubernetes objects → who
+// uses which device, card, watt and byte. Pure: the same input always gives the same output, no
+// I/O.
 //
 //   Attribution a = Attribute(input);   // devices, cards, pods, links, namespaces, node power
 //

@@ -29,7 +29,7 @@ bool RequestsAnyGpu(const kube::Pod& pod);
 // `nvidia.com/mig-1g.10gb.replicas`): its value when it is an integer > 1, else 1.
 int64_t ReplicasLabel(const kube::Node& node, std::string_view device_resource);
 
-// Which devices of a node the device plugin time-slices (DESIGN section 5, "shared devices"). A
+// Which devices of a node the device plugin time-slices (docs/design.md#sharing). A
 // resource R is time-sliced when `R.shared` is advertised above 0 or the node is labelled
 // `R.replicas` > 1; a `.shared` resource advertised at 0 (common on mig.strategy=mixed nodes
 // whose sharing config gives no replicas) time-slices nothing.

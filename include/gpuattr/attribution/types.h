@@ -26,7 +26,7 @@ struct DeviceId {
 };
 std::string DeviceIdText(const DeviceId& id);  // "node/0" or "node/0:7", for messages
 
-// How the pods of a node were found (DESIGN section 5, "Tiers").
+// How the pods of a node were found (docs/design.md#tiers).
 enum class Tier {
   kProcess,    // a per-process exporter reports the node
   kDcgmPod,    // dcgm-exporter with pod labels

@@ -1,10 +1,10 @@
-// What discovery remembers between cycles, with expiry on an injected clock (DESIGN section 4):
-// every probe result is kept per candidate (namespace/pod:port and the pod's uid), so steady state
-// costs no probe beyond the expiries:
+// What discovery remembers between cycles, with expiry on an injected clock
+// (docs/design.md#caching-and-the-probe-budget): every probe result is kept per candidate
+// (namespace/pod:port and the pod's uid), so steady state costs no probe beyond the expiries:
 //   exporter candidates: any result 60 s;
 //   inference candidates: accepted 60 s, not inference 10 min, errors 2 min, doubling with each
 //   consecutive failure of the same pod up to the not-inference period (2, 4, 8, 10 min);
-//   untrusted (DESIGN section 10): kept while the pod is unchanged (same uid and
+//   untrusted (docs/design.md#trust): kept while the pod is unchanged (same uid and
 //   resourceVersion), whatever the expiry or a rediscovery; a change of its trust (a pin, a
 //   matching trust rule, a GPU held) asks for a new verdict of any entry.
 // An accepted target is refreshed by each successful scrape; a failed scrape of a known target

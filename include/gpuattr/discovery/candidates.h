@@ -1,5 +1,5 @@
-// Which pods might be GPU exporters or inference servers, and on which port (DESIGN section 4).
-// Pure functions over a ClusterObjects snapshot: no I/O, no clock.
+// Which pods might be GPU exporters or inference servers, and on which port
+// (docs/design.md#candidates). Pure functions over a ClusterObjects snapshot: no I/O, no clock.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +29,7 @@ struct Candidate {
   Role role = Role::kExporter;
   bool pinned = false;
   std::string why;  // what matched: "image nvcr.io/nvidia/k8s/dcgm-exporter:3.3", "pin ns/p:9400"
-  // Trust (DESIGN section 10, trust/rules.h), set by MarkTrust: why the pod may speak for its
+  // Trust (docs/design.md#trust, trust/rules.h), set by MarkTrust: why the pod may speak for its
   // node's devices ("" when it may not, with trust_hint saying how to trust it), and whether it
   // holds a GPU (an inference server speaks only for a pod that does).
   std::string trust;

@@ -1,5 +1,5 @@
 // One cluster's discovery, cycle by cycle: it decides what to read, and learns from what was
-// read (DESIGN section 2: discovery decides, scrape reads).
+// read (docs/design.md#architecture: discovery decides, scrape reads).
 //   candidates (keywords, GPU holders, pins) and their trust → due probes (the cache decides;
 //   inference probes within the per-cycle budget) and known targets → (scrape/read.h: one
 //   bounded pool of pod-proxy GETs, probes 5 s, scrapes 15 s) → verdicts recorded → the
@@ -29,7 +29,8 @@ namespace gpuattr::discovery {
 struct ScrapeOptions {
   size_t concurrency = 16;
   std::chrono::milliseconds timeout{15000};
-  // Per body (DESIGN section 10): the fetch stops at limits.body_bytes, the readers at the rest.
+  // Per body (docs/design.md#limits): the fetch stops at limits.body_bytes, the readers at the
+  // rest.
   sources::BodyLimits limits;
 };
 
@@ -37,10 +38,11 @@ struct DiscoveryOptions {
   Pins pins;
   CacheTtls ttls;
   std::chrono::milliseconds probe_timeout{5000};
-  // Probe budget: at most this many inference-candidate probes per cycle (DESIGN section 4).
-  // Exporter candidates and pins are always probed when due; the inference probes that do not fit
-  // wait for a later cycle (counted as outcome "waiting"), so that a large cluster's first cycle
-  // reads its exporters without waiting on thousands of GPU pods. 0: no inference probes at all.
+  // Probe budget: at most this many inference-candidate probes per cycle
+  // (docs/design.md#caching-and-the-probe-budget). Exporter candidates and pins are always probed
+  // when due; the inference probes that do not fit wait for a later cycle (counted as outcome
+  // "waiting"), so that a large cluster's first cycle reads its exporters without waiting on
+  // thousands of GPU pods. 0: no inference probes at all.
   size_t inference_probes_per_cycle = 50;
   ScrapeOptions scrape;  // concurrency, per-target timeout, body limits (probes use the same pool)
   // Pods trusted as exporters beyond DaemonSets and pins (discovery.trust.exporters).

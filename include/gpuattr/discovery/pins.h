@@ -1,4 +1,5 @@
-// Pinned targets (config `targets:` and `--target`, DESIGN sections 4 and 7):
+// Pinned targets (config `targets:` and `--target`, docs/design.md#pins and
+// docs/design.md#interface):
 //   ns/pod-prefix:port   an exporter pod: every Running pod of ns whose name starts with the
 //                        prefix is probed on that port, keyword or not
 //   ns/svc/name:port     a Prometheus-compatible query API behind the service proxy, probed

@@ -12,8 +12,8 @@
 namespace gpuattr::discovery {
 
 // Outcome labels of gpuattr_discovery_candidates. Untrusted: a dcgm or per-process body from a
-// pod that may not speak for devices, or an inference body from a pod that holds no GPU (DESIGN
-// section 10); it is not read, and not probed again while the pod is unchanged.
+// pod that may not speak for devices, or an inference body from a pod that holds no GPU
+// (docs/design.md#trust); it is not read, and not probed again while the pod is unchanged.
 enum class Outcome : uint8_t { kAccepted, kUnrecognised, kError, kPinned, kUntrusted };
 // "accepted", "unrecognised", "error", "pinned", "untrusted"
 std::string_view OutcomeName(Outcome outcome);

@@ -1,4 +1,5 @@
-// The Prometheus-compatible query-API fallback (DESIGN sections 3 and 4, docs/fallback.md).
+// The Prometheus-compatible query-API fallback (docs/design.md#query-apis and
+// docs/design.md#discovery, docs/fallback.md).
 //
 // When no dcgm/process exporter pod of the cluster answered in a cycle, gpuattr looks for a query
 // API among the Services (Prometheus, Thanos query, VictoriaMetrics vmsingle/vmselect, Mimir
@@ -91,7 +92,7 @@ struct QueryApiOptions {
   // query API is then only the fallback when no exporter answers).
   size_t prefer_above_gpu_nodes = 200;
   // Services in these namespaces are trusted query APIs (pins always are); see TrustedQueryApi.
-  // Untrusted ones are never queried (DESIGN section 10).
+  // Untrusted ones are never queried (docs/design.md#trust).
   std::vector<std::string> trusted_namespaces = trust::DefaultQueryApiNamespaces();
   size_t max_probes = 6;  // per cycle
   std::chrono::milliseconds ttl{std::chrono::seconds(60)};
@@ -206,10 +207,11 @@ ProbeVerdict JudgeQueryApiProbe(const QueryApiCandidate& candidate, const FetchF
 
 // Pure: whether a query API may speak for the cluster's GPUs (as the fallback, or instead of the
 // exporters of a large cluster): it is pinned, or its Service is in one of
-// options.trusted_namespaces (DESIGN section 10).
+// options.trusted_namespaces (docs/design.md#trust).
 bool TrustedQueryApi(const QueryApiCandidate& candidate, const QueryApiOptions& options);
 
-// ---- Which path a cluster's GPU series are read by (DESIGN section 11, docs/deploy.md).
+// ---- Which path a cluster's GPU series are read by (docs/design.md#query-api-at-scale,
+// docs/deploy.md).
 
 // GPU nodes: nodes that advertise an nvidia.com/ resource (capacity or allocatable, even at 0),
 // and nodes with a ResourceSlice of the gpu.nvidia.com driver. Pure.

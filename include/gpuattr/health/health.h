@@ -1,4 +1,4 @@
-// GPU health (DESIGN section 5 "Health per device"): the health fields dcgm-exporter reports for
+// GPU health (docs/design.md#health): the health fields dcgm-exporter reports for
 // a card → issues with a severity and a human detail → one state per device; devices and the
 // node object → one state per node. Pure: no I/O, the same input gives the same output.
 //

@@ -1,5 +1,5 @@
 // HTTP/1.x request heads read with hard caps, and the rules a head must pass before anything
-// else runs (DESIGN section 10, "The HTTP server is hardened"). Pure: bytes in, decisions out.
+// else runs (docs/design.md#http-server). Pure: bytes in, decisions out.
 //
 // The server reads a head piecemeal into a buffer of at most HeadLimit(limits) bytes; HeadScanner
 // says when the head is complete or must be refused (414, 431) without rescanning what it saw.

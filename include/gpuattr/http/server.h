@@ -2,11 +2,11 @@
 // /snapshot.json and /snapshot.md (http/http_routes.h), served from the latest published
 // Snapshot and its rendered bytes (metrics/store.h).
 //
-// Our own small server rather than cpp-httplib (DESIGN section 10, "The HTTP server is
-// hardened"): Debian 12's httplib 0.11.4 reads a request line or header line into a string that
-// grows until a newline comes, checks the caps only afterwards, has a per-read timeout but no
-// deadline for a whole head, queues accepted connections without bound, and reads a request's
-// body or honours Range as it likes; all of that is compiled into libcpp-httplib.so.
+// Our own small server rather than cpp-httplib (docs/design.md#http-server): Debian 12's httplib
+// 0.11.4 reads a request line or header line into a string that grows until a newline comes, checks
+// the caps only afterwards, has a per-read timeout but no deadline for a whole head, queues
+// accepted connections without bound, and reads a request's body or honours Range as it likes; all
+// of that is compiled into libcpp-httplib.so.
 //
 // Here one thread owns every socket (poll): it accepts, runs TLS handshakes, reads request heads
 // into buffers of at most HeadLimit bytes under a deadline, refuses what Admit refuses, and

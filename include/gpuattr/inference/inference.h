@@ -1,7 +1,8 @@
 // Inference servers (vLLM, SGLang): per-model gauges, rates from counter deltas between cycles,
-// saturation and generation tokens per joule of the serving pod's attributed power (DESIGN
-// sections 3 and 5). The rate and join functions are pure; InferenceTracker keeps the previous
-// readings of every server between cycles and nothing else.
+// saturation and generation tokens per joule of the serving pod's attributed power
+// (docs/design.md#inference-servers and docs/design.md#inference). The rate and join functions are
+// pure; InferenceTracker keeps the previous readings of every server between cycles and nothing
+// else.
 #pragma once
 
 #include <chrono>

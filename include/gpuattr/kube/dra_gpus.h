@@ -1,6 +1,7 @@
-// Who holds which GPU according to DRA (DESIGN sections 3 and 5): the gpu.nvidia.com devices of
-// the ResourceSlices, the claims allocated to them and the pods those claims are reserved for.
-// Pure; shared by attribution (tier 3 candidate pods, GPU pods) and discovery (inference targets).
+// Who holds which GPU according to DRA (docs/design.md#dra and docs/design.md#attribution): the
+// gpu.nvidia.com devices of the ResourceSlices, the claims allocated to them and the pods those
+// claims are reserved for. Pure; shared by attribution (tier 3 candidate pods, GPU pods) and
+// discovery (inference targets).
 #pragma once
 
 #include <map>

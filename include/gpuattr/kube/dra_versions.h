@@ -1,4 +1,4 @@
-// Which resource.k8s.io versions to watch DRA objects at (DESIGN section 3): v1, then v1beta2,
+// Which resource.k8s.io versions to watch DRA objects at (docs/design.md#dra): v1, then v1beta2,
 // then v1beta1, as far as the apiserver serves them. One GET of the group's discovery document
 // (/apis/resource.k8s.io) answers this for both kinds, which is politer than LISTing each kind at
 // each version until one does not answer 404.

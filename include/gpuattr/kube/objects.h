@@ -1,5 +1,6 @@
 // Compact, plain records of the Kubernetes objects gpuattr reads: only the fields discovery and
-// attribution need (DESIGN sections 4, 5, 8), so that a 15,000-pod cluster stays small in memory.
+// attribution need (docs/design.md#discovery, docs/design.md#attribution and
+// docs/design.md#kubernetes-access), so that a 15,000-pod cluster stays small in memory.
 #pragma once
 
 #include <cstdint>
@@ -47,7 +48,7 @@ struct PodCondition {
 };
 
 // metadata.ownerReferences[]: who created the pod. A DaemonSet owner is what lets an exporter
-// speak for its node's devices (DESIGN section 10).
+// speak for its node's devices (docs/design.md#trust).
 struct OwnerReference {
   std::string kind;  // "DaemonSet", "ReplicaSet", "StatefulSet", "Job", "Node", ...
   std::string name;
@@ -107,7 +108,7 @@ struct Service {
   std::string Key() const { return namespace_ + "/" + name; }
 };
 
-// resource.k8s.io (DRA, DESIGN section 3), decoded the same from v1, v1beta2 and v1beta1.
+// resource.k8s.io (DRA, docs/design.md#dra), decoded the same from v1, v1beta2 and v1beta1.
 // One device a driver publishes in a ResourceSlice.
 struct DraDevice {
   std::string name;          // "gpu-0", unique within the slice's pool

@@ -1,5 +1,5 @@
-// Sharding by node, as kube-state-metrics shards (DESIGN section 11): shard I of N owns the nodes
-// whose name hashes (FNV-1a 64) to I mod N, and with them every pod scheduled there, their
+// Sharding by node, as kube-state-metrics shards (docs/design.md#sharding): shard I of N owns the
+// nodes whose name hashes (FNV-1a 64) to I mod N, and with them every pod scheduled there, their
 // exporters, devices and DRA slices. Pods not bound to a node (pending pods) and objects without a
 // node belong to shard 0, which therefore also publishes the cluster-wide series.
 //

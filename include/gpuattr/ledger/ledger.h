@@ -1,6 +1,7 @@
-// The ledger: what persists across cycles of one cluster — idle runs and energy counters (DESIGN
-// sections 5 and 6). Stateful, no I/O: the session feeds it each successful cycle's attribution
-// with the cycle's time, and saves state() to the state file (state_file.h).
+// The ledger: what persists across cycles of one cluster — idle runs and energy counters
+// (docs/design.md#idle and docs/design.md#metrics). Stateful, no I/O: the session feeds it each
+// successful cycle's attribution with the cycle's time, and saves state() to the state file
+// (state_file.h).
 //
 // Rules (docs/ledger.md):
 // - Idle run: starts at the first cycle that finds the pod idle; idle_seconds = now − start. A

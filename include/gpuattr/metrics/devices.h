@@ -1,5 +1,5 @@
 // Family group "devices": devices (whole GPUs and MIG slices), their gauges, candidate pods and
-// card power (DESIGN section 6).
+// card power (docs/design.md#metrics).
 #pragma once
 
 #include "gpuattr/attribution/types.h"

@@ -1,4 +1,4 @@
-// The rendered /metrics body of one snapshot (DESIGN section 10, "Serving at scale"): the text,
+// The rendered /metrics body of one snapshot (docs/design.md#serving-at-scale): the text,
 // rendered once, and its gzip stream, compressed once, served to every scrape as they are.
 //
 // A scrape may append a small live tail (the process_* self-metrics, read at scrape time): the

@@ -1,7 +1,7 @@
-// Fetching bodies through the apiserver (DESIGN section 8): one GET per target and interval, no
-// retries, each bounded by its own timeout and body cap, at most `concurrency` at once, so one
-// slow or broken target never delays the others beyond its own timeout. This is the only I/O of
-// scraping (discovery makes none: it decides what read.h reads); Fetcher is its seam
+// Fetching bodies through the apiserver (docs/design.md#kubernetes-access): one GET per target and
+// interval, no retries, each bounded by its own timeout and body cap, at most `concurrency` at
+// once, so one slow or broken target never delays the others beyond its own timeout. This is the
+// only I/O of scraping (discovery makes none: it decides what read.h reads); Fetcher is its seam
 // (kube::ApiClient behind it in the daemon, an in-memory fake in tests).
 #pragma once
 

@@ -27,8 +27,8 @@ struct PodReadings {
 // Makes `reads` on at most `concurrency` threads: pins and exporters first, then inference
 // servers (each group in the reads' order), so that a cycle's exporters are never queued behind
 // inference probes. A probe's body is judged first (discovery::JudgeProbe) and read only when
-// accepted; a body over limits.body_bytes is an error naming the limit (DESIGN section 10). Reads
-// not started when `stop` fires stay undone.
+// accepted; a body over limits.body_bytes is an error naming the limit (docs/design.md#limits).
+// Reads not started when `stop` fires stay undone.
 PodReadings ReadPods(const std::vector<discovery::PodRead>& reads, Fetcher& fetcher,
                      size_t concurrency, const sources::BodyLimits& limits,
                      const StopSignal* stop = nullptr);

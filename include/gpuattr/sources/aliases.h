@@ -1,6 +1,6 @@
-// The one table of every spelling the exporters use (DESIGN section 3): label names, dcgm field
-// names across dcgm-exporter generations (1.x lower-case, classic DCGM_FI_*, 4.9 base-unit names),
-// per-process exporter families and inference server families, each with its unit.
+// The one table of every spelling the exporters use (docs/design.md#sources): label names, dcgm
+// field names across dcgm-exporter generations (1.x lower-case, classic DCGM_FI_*, 4.9 base-unit
+// names), per-process exporter families and inference server families, each with its unit.
 //
 // Readers look names up here and nowhere else, so a new spelling is a one-line change.
 #pragma once

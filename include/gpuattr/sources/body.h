@@ -24,7 +24,7 @@ struct BodyRead {
 
 // A body with some malformed lines is usable (the good lines count, the bad ones in
 // parse_errors); an empty body, one with no valid sample, a body over one of `limits` (rejected
-// whole, DESIGN section 10), or a kind that has no reader is not.
+// whole, docs/design.md#limits), or a kind that has no reader is not.
 BodyRead ReadBody(std::string_view body, BodyKind kind, const BodyLimits& limits = {});
 
 }  // namespace gpuattr::sources

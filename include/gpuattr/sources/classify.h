@@ -1,4 +1,5 @@
-// What kind of exporter produced a /metrics body, judged by content (DESIGN section 4).
+// What kind of exporter produced a /metrics body, judged by content
+// (docs/design.md#probes-and-classification).
 #pragma once
 
 #include <string>

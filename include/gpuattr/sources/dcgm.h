@@ -1,4 +1,5 @@
-// dcgm-exporter reader: parsed exposition → DcgmRecords in base units (DESIGN sections 3 and 5).
+// dcgm-exporter reader: parsed exposition → DcgmRecords in base units (docs/design.md#dcgm-exporter
+// and docs/design.md#attribution).
 //
 // Lines are grouped by their full identity (device key + pod labels incl. pod_uid and vgpu), so the
 // repeated device lines of time-sliced pods and dcgm-exporter's per-pod FB_USED/GPU_UTIL lines stay

@@ -1,5 +1,5 @@
-// Limits per exporter body (DESIGN section 10, config `scrape.limits`). A body over one of them is
-// rejected whole (the exporter is down for the cycle, with a reason naming the limit and the
+// Limits per exporter body (docs/design.md#limits, config `scrape.limits`). A body over one of them
+// is rejected whole (the exporter is down for the cycle, with a reason naming the limit and the
 // count). They are enforced while parsing and reading: the parser stops at the first sample over
 // the limit and the readers at the first device, pod or model over theirs, so that what a cycle
 // holds in memory is bounded by the limits, not by what an exporter chose to send.

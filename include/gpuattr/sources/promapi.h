@@ -1,5 +1,5 @@
-// Prometheus-compatible query APIs as a source (DESIGN section 3, docs/fallback.md): an instant
-// query's JSON answer → series → label repair → HA de-duplication → the same DcgmReadings /
+// Prometheus-compatible query APIs as a source (docs/design.md#query-apis, docs/fallback.md): an
+// instant query's JSON answer → series → label repair → HA de-duplication → the same DcgmReadings /
 // ProcessReadings the direct scrape produces, one set per node. Pure: no I/O, no clock.
 //
 // The readers (dcgm.h, process.h) take samples as an expo::Exposition; SamplesAsExposition builds
@@ -60,7 +60,7 @@ struct RepairedSeries {
 // Labels Prometheus (or its HA setup) adds, dropped before reading and de-duplication.
 bool IsDroppedTargetLabel(std::string_view name);
 
-// The repair rules (DESIGN section 3):
+// The repair rules (docs/design.md#query-apis):
 //  - every exported_<x> label wins over <x> (exported_namespace/exported_pod/exported_container);
 //  - without exported_pod, a pod label naming the exporter itself (lookup.is_exporter), or one
 //    next to dcgm-exporter's own pod_name/pod_namespace, is dropped with namespace and container:

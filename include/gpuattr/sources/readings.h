@@ -95,7 +95,8 @@ struct ReadStats {
   size_t unkeyed_samples = 0;    // no gpu, no uuid (or no uuid for process lines): unusable
   std::vector<std::string> ignored_family_names;  // first few, for diagnostics
   std::vector<std::string> unknown_family_names;  // first few, for diagnostics
-  std::map<std::string, uint64_t> rejected;       // lines dropped, by reason (DESIGN section 10)
+  std::map<std::string, uint64_t> rejected;       // lines dropped, by reason
+                                                  // (docs/design.md#rejected-lines)
 };
 inline constexpr size_t kMaxFamilyNamesKept = 16;
 

@@ -1,5 +1,5 @@
-// Who may speak for what (DESIGN section 10). Anyone who may run a pod can serve a body that looks
-// like dcgm-exporter, so a body is believed only from where it is expected:
+// Who may speak for what (docs/design.md#trust). Anyone who may run a pod can serve a body that
+// looks like dcgm-exporter, so a body is believed only from where it is expected:
 //   - a dcgm or per-process exporter speaks for its node's devices only when its pod is owned by
 //     a DaemonSet, is pinned (--target), or matches a configured trust rule
 //     (discovery.trust.exporters: a namespace and a label selector);

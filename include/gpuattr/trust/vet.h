@@ -1,7 +1,7 @@
-// Vetting what the exporters said, between reading the bodies and the stages (DESIGN section 10).
-// One pure function over one cycle's readings and the cluster's objects: what an exporter may not
-// say is dropped, and every dropped line is counted by reason in its readings'
-// ReadStats::rejected (published as gpuattr_exporter_rejected_lines).
+// Vetting what the exporters said, between reading the bodies and the stages
+// (docs/design.md#rejected-lines). One pure function over one cycle's readings and the cluster's
+// objects: what an exporter may not say is dropped, and every dropped line is counted by reason in
+// its readings' ReadStats::rejected (published as gpuattr_exporter_rejected_lines).
 //
 //   bad_value          a value out of range: a ratio outside [0, 1] (after unit conversion),
 //                      negative memory or power, power above 5,000 W per card, memory used
@@ -39,7 +39,7 @@ inline constexpr std::string_view kDuplicateDevice = "duplicate_device";
 inline constexpr std::string_view kRejectReasons[] = {kBadValue, kDuplicateDevice, kPodOnOtherNode,
                                                       kUnknownNode, kUnknownPod};
 
-// The most a card draws: a larger power reading is no measurement (DESIGN section 10).
+// The most a card draws: a larger power reading is no measurement (docs/design.md#rejected-lines).
 inline constexpr double kMaxCardWatts = 5000;
 
 // Vets `readings` in place against `objects`. An exporter pod's readings without a node get its
