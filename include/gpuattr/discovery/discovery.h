@@ -66,11 +66,11 @@ struct PodReadOutcome {
   bool done = false;  // false: cancelled (shutdown) before it started
   FetchFacts fetch;
   ProbeVerdict verdict;  // a probe's
-  sources::BodyKind kind =
-      sources::BodyKind::kUnrecognised;  // the read's: cached, or the verdict's
-  bool read = false;                     // read as a target's body: a scrape, or an accepted probe
-  bool up = false;                       // fetched and read into readings
-  ExporterStatus status;                 // when read: its row of the gpuattr_exporter_* families
+  // The kind the body was read as: a scrape's cached one, or the probe's verdict's.
+  sources::BodyKind kind = sources::BodyKind::kUnrecognised;
+  bool read = false;      // read as a target's body: a scrape, or an accepted probe
+  bool up = false;        // fetched and read into readings
+  ExporterStatus status;  // when read: its row of the gpuattr_exporter_* families
 };
 
 // The end of a cycle's decisions.
