@@ -77,10 +77,10 @@ def labels_text(gpu, uuid, host, ns=None, podname=None):
     return ",".join('%s="%s"' % kv for kv in l)
 
 
-def dcgm_body(host, devices):
-    """devices: (gpu, uuid, namespace or None, pod or None, [util, fb_used, fb_free, power, temp])"""
+def dcgm_body(host, devices, fields=FIELDS):
+    """devices: (gpu, uuid, namespace or None, pod or None, [a value per field])"""
     out = []
-    for i, (field, help_) in enumerate(FIELDS):
+    for i, (field, help_) in enumerate(fields):
         out += ["# HELP %s %s" % (field, help_), "# TYPE %s gauge" % field]
         for gpu, uuid, ns, podname, values in devices:
             out.append("%s{%s} %s" % (field, labels_text(gpu, uuid, host, ns, podname), values[i]))

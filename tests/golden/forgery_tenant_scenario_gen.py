@@ -49,9 +49,11 @@ import shutil
 
 import yaml
 
+import forgery_scenario_gen as forgery
+from forgery_scenario_gen import H100, node
+
 SCENARIOS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "fixtures",
                          "scenarios")
-H100 = "NVIDIA H100 80GB HBM3"
 DCGM_IMAGE = "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.9-3.6.1-ubuntu22.04"
 FIELDS = [("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %)."),
           ("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB)."),
@@ -64,31 +66,12 @@ UUID_A = "GPU-a0a0a0a0-0000-4000-8000-%012d"
 UUID_B = "GPU-b0b0b0b0-0000-4000-8000-%012d"
 
 
-def node(name, gpus):
-    res = {"cpu": "64", "memory": "512Gi", "pods": "110"}
-    labels = {"kubernetes.io/hostname": name}
-    if gpus:
-        res["nvidia.com/gpu"] = str(gpus)
-        labels["nvidia.com/gpu.product"] = H100.replace(" ", "-")
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
-            "status": {"capacity": dict(res), "allocatable": dict(res)}}
-
-
 def pod(ns, name, node_name, image, gpus=0, port=None, owner=None, labels=None):
-    """owner: a dict of the ownerReference (its name is added from `labels["app"]`)."""
-    c = {"name": "main", "image": image}
-    if gpus:
-        c["resources"] = {"limits": {"nvidia.com/gpu": gpus}, "requests": {"nvidia.com/gpu": gpus}}
-    if port:
-        c["ports"] = [{"name": "metrics", "containerPort": port}]
-    meta = {"name": name, "namespace": ns, "uid": "uid-%s-%s" % (ns, name)}
-    if labels:
-        meta["labels"] = labels
+    """owner: the ownerReference as a dict (owner() below), written as given."""
+    p = forgery.pod(ns, name, node_name, image, gpus, port, None, labels)
     if owner:
-        meta["ownerReferences"] = [owner]
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
-            "spec": {"nodeName": node_name, "containers": [c]},
-            "status": {"phase": "Running", "containerStatuses": [{"name": "main", "ready": True}]}}
+        p["metadata"]["ownerReferences"] = [owner]
+    return p
 
 
 def owner(name, **over):
@@ -99,22 +82,9 @@ def owner(name, **over):
             "controller": o["controller"]}
 
 
-def labels_text(gpu, uuid, host, ns=None, podname=None):
-    l = [("gpu", str(gpu)), ("UUID", uuid), ("device", "nvidia%d" % gpu), ("modelName", H100),
-         ("Hostname", host)]
-    if podname:
-        l += [("container", "main"), ("namespace", ns), ("pod", podname)]
-    return ",".join('%s="%s"' % kv for kv in l)
-
-
 def dcgm_body(host, devices):
     """devices: (gpu, uuid, namespace, pod, [util, fb_used, fb_free, power, temp, xid])"""
-    out = []
-    for i, (field, help_) in enumerate(FIELDS):
-        out += ["# HELP %s %s" % (field, help_), "# TYPE %s gauge" % field]
-        for gpu, uuid, ns, podname, values in devices:
-            out.append("%s{%s} %s" % (field, labels_text(gpu, uuid, host, ns, podname), values[i]))
-    return "\n".join(out) + "\n"
+    return forgery.dcgm_body(host, devices, FIELDS)
 
 
 def process_body():

@@ -27,4 +27,11 @@ kube::Pod MakeDaemonSetPod(std::string ns, std::string name, std::string node, s
   return p;
 }
 
+kube::Node MakeGpuNode(std::string name, int64_t gpus) {
+  kube::Node n;
+  n.name = std::move(name);
+  n.capacity["nvidia.com/gpu"] = gpus;
+  return n;
+}
+
 }  // namespace gpuattr::testing

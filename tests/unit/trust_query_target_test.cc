@@ -20,12 +20,7 @@ using sources::RepairedSeries;
 
 kube::ClusterObjects Cluster() {
   kube::ClusterObjects o;
-  for (const char* n : {"gpu-a", "gpu-b"}) {
-    kube::Node node;
-    node.name = n;
-    node.capacity["nvidia.com/gpu"] = 2;
-    o.nodes[n] = node;
-  }
+  for (const char* n : {"gpu-a", "gpu-b"}) o.nodes[n] = testing::MakeGpuNode(n, 2);
   std::vector<kube::Pod> pods = {
       testing::MakeDaemonSetPod("gpu-operator", "dcgm-exporter-b", "gpu-b", "dcgm-exporter"),
       // The tenant's: a DaemonSet in its own namespace, a ReplicaSet pod, a GPU job.

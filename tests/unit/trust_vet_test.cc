@@ -18,12 +18,7 @@ using sources::ProcessReadings;
 
 kube::ClusterObjects Cluster() {
   kube::ClusterObjects o;
-  for (const char* n : {"gpu-1", "gpu-2"}) {
-    kube::Node node;
-    node.name = n;
-    node.capacity["nvidia.com/gpu"] = 2;
-    o.nodes[n] = node;
-  }
+  for (const char* n : {"gpu-1", "gpu-2"}) o.nodes[n] = testing::MakeGpuNode(n, 2);
   for (auto p : {testing::MakeRunningPod("ml", "train-0", "gpu-1", "pytorch"),
                  testing::MakeRunningPod("ml", "serve-0", "gpu-2", "vllm")})
     o.pods[p.Key()] = p;
