@@ -33,6 +33,7 @@ KubeSessionOptions SessionOptionsFromConfig(const Config& config) {
                                static_cast<size_t>(l.pods_per_device),
                                static_cast<size_t>(l.models_per_server)};
   o.discovery.trust_rules = config.discovery.trust.exporters;
+  o.discovery.exporter_namespaces = config.discovery.trust.exporter_namespaces;
   o.discovery.ttls.result = config.discovery.cache;
   o.discovery.ttls.inference_negative = config.discovery.not_inference_cache;
   o.discovery.ttls.inference_error = config.discovery.error_cache;

@@ -229,22 +229,29 @@ GpuPresence DetectGpuPresence(const kube::ClusterObjects& objects) {
 }
 
 void MarkTrust(std::vector<Candidate>& candidates, const kube::ClusterObjects& objects,
-               const std::vector<trust::ExporterRule>& rules) {
+               const trust::ExporterTrustConfig& config) {
   std::optional<kube::DraGpuIndex> dra;  // built only when some claim exists
   if (!objects.resource_claims.empty()) dra = kube::IndexDraGpus(objects);
   for (Candidate& c : candidates) {
     const kube::Pod* pod = objects.FindPod(c.namespace_, c.pod);
     if (pod == nullptr) {  // not a pod of this snapshot: only a pin speaks
       c.trust = c.pinned ? "pinned" : "";
+      c.rank = c.pinned ? trust::Rank::kPinned : trust::Rank::kNone;
       c.trust_hint = "its pod is not among the cluster's pods; to trust it, pin it (--target " +
                      c.namespace_ + "/" + c.pod + ":" + std::to_string(c.port) + ")";
       c.holds_gpu = false;
       continue;
     }
-    c.trust = trust::ExporterTrust(*pod, c.pinned, rules);
+    trust::ExporterVerdict verdict = trust::JudgeExporter(*pod, c.pinned, config);
+    c.trust = std::move(verdict.why);
+    c.rank = verdict.rank;
     c.trust_hint = c.trust.empty() ? trust::HowToTrustExporter(*pod, c.port) : std::string();
     c.holds_gpu = RequestsNvidiaResource(*pod) || (dra && dra->holders.count(pod->Id()) > 0);
   }
+}
+
+bool TrustedInNoRole(const Candidate& candidate) {
+  return !candidate.pinned && candidate.trust.empty() && !candidate.holds_gpu;
 }
 
 std::vector<Candidate> MergeCandidates(std::vector<Candidate> a, std::vector<Candidate> b) {

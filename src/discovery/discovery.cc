@@ -30,6 +30,14 @@ void AddError(std::vector<std::string>& errors, std::string e) {
   if (std::find(errors.begin(), errors.end(), e) == errors.end()) errors.push_back(std::move(e));
 }
 
+// The query API holds each series' scrape target to the exporters' rule (docs/design.md#trust).
+QueryApiOptions WithExporterTrust(const DiscoveryOptions& options) {
+  QueryApiOptions o = options.query_api;
+  o.exporter_trust = {options.trust_rules, options.exporter_namespaces};
+  o.pod_pins = options.pins.pods;
+  return o;
+}
+
 }  // namespace
 
 std::string NothingFoundMessage(size_t pods_listed, size_t candidates_probed, bool gpu_present,
@@ -48,7 +56,7 @@ Discovery::Discovery(std::string cluster, DiscoveryOptions options, Clock& clock
       options_(std::move(options)),
       clock_(clock),
       cache_(options_.ttls),
-      query_api_(options_.query_api) {}
+      query_api_(WithExporterTrust(options_)) {}
 
 std::optional<QueryApiRead> Discovery::Begin(const kube::ClusterObjects& objects,
                                              const kube::ClusterObjects* whole) {
@@ -70,7 +78,7 @@ std::optional<QueryApiRead> Discovery::Begin(const kube::ClusterObjects& objects
                         std::move(c.current));
   }
   // Who may speak for what, decided before any probe (docs/design.md#trust).
-  MarkTrust(c.current, objects, options_.trust_rules);
+  MarkTrust(c.current, objects, {options_.trust_rules, options_.exporter_namespaces});
   c.candidates = c.current.size();
 
   // The read path: on a large cluster a trusted query API holding the GPU series replaces the
@@ -226,6 +234,10 @@ std::vector<PodRead> Discovery::PlanReads(const std::vector<Candidate>& current,
   };
   std::vector<const Candidate*> inference_due;
   for (const Candidate& c : due) {
+    if (TrustedInNoRole(c)) {  // decided from the pod: never fetched (docs/design.md#trust)
+      cache_.Record(c, UntrustedWithoutFetch(c), FetchFacts{}, now, /*now_unix=*/0);
+      continue;
+    }
     if (c.role == Role::kInference && !c.pinned)
       inference_due.push_back(&c);
     else
@@ -306,9 +318,9 @@ void Discovery::BuildReport(const GpuPresence& presence, const PinnedCandidates&
                          "ns/svc/name:port and check: kubectl auth can-i get services/proxy -A";
     if (const uint64_t n = r.outcome_counts["untrusted"]; n > 0)
       r.nothing_found += ". " + std::to_string(n) +
-                         " candidate(s) serve GPU series but may not speak for GPUs (outcome "
-                         "untrusted: not owned by a DaemonSet, not pinned, no trust rule; the "
-                         "probes say how to trust them, docs/discovery.md)";
+                         " candidate(s) may not speak for GPUs (outcome untrusted: not pinned, "
+                         "no trust rule, not controlled by a DaemonSet in an exporter namespace; "
+                         "the probes say how to trust them, docs/security.md)";
   }
   if (r.nothing_found != last_nothing_found_) {
     if (!r.nothing_found.empty()) log::Warn(r.nothing_found, {{"cluster", cluster_}});

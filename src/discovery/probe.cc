@@ -57,4 +57,15 @@ ProbeVerdict JudgeProbe(const Candidate& candidate, const FetchFacts& fetch,
   return v;
 }
 
+ProbeVerdict UntrustedWithoutFetch(const Candidate& candidate) {
+  ProbeVerdict v;
+  v.outcome = Outcome::kUntrusted;
+  const bool inference_only = candidate.role == Role::kInference && !candidate.pinned;
+  v.reason = "untrusted, not fetched: " +
+             (inference_only
+                  ? trust::HowToTrustInference(candidate.namespace_, candidate.pod, candidate.port)
+                  : candidate.trust_hint);
+  return v;
+}
+
 }  // namespace gpuattr::discovery

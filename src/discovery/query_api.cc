@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <memory>
 #include <set>
 #include <tuple>
 
 #include "gpuattr/discovery/candidates.h"
+#include "gpuattr/kube/dra_gpus.h"
 #include "gpuattr/sources/aliases.h"
 #include "gpuattr/util/strings.h"
 
@@ -218,6 +220,27 @@ sources::PodLookup PodLookupFor(const kube::ClusterObjects& objects) {
   return lookup;
 }
 
+trust::QueryTargetContext TargetContext(const kube::ClusterObjects& objects,
+                                        const trust::ExporterTrustConfig& exporter_trust,
+                                        const std::vector<PodPin>& pod_pins, bool api_pinned) {
+  trust::QueryTargetContext ctx;
+  ctx.objects = &objects;
+  ctx.config = exporter_trust;
+  ctx.api_pinned = api_pinned;
+  ctx.pinned = [pins = pod_pins](const kube::Pod& pod) {
+    return std::any_of(pins.begin(), pins.end(), [&](const PodPin& pin) {
+      return pin.namespace_ == pod.namespace_ && pod.name.starts_with(pin.pod_prefix);
+    });
+  };
+  std::shared_ptr<const kube::DraGpuIndex> dra;  // built only when some claim exists
+  if (!objects.resource_claims.empty())
+    dra = std::make_shared<const kube::DraGpuIndex>(kube::IndexDraGpus(objects));
+  ctx.holds_gpu = [dra](const kube::Pod& pod) {
+    return RequestsNvidiaResource(pod) || (dra && dra->holders.count(pod.Id()) > 0);
+  };
+  return ctx;
+}
+
 ProbeVerdict JudgeQueryApiProbe(const QueryApiCandidate& candidate, const FetchFacts& fetch,
                                 std::string_view body) {
   if (!fetch.ok) return FailedFetchVerdict(fetch);
@@ -286,6 +309,8 @@ QueryApiRead QueryApiFallback::Plan(const kube::ClusterObjects& objects,
   read.query_timeout = options_.query_timeout;
   read.max_body_bytes = options_.max_body_bytes;
   read.limits = options_.limits;
+  read.exporter_trust = options_.exporter_trust;
+  read.pod_pins = options_.pod_pins;
   auto target = [](const QueryApiCandidate& c) {
     return QueryApiTarget{c, QueryApiPath(c, sources::ProbeQuery()),
                           QueryApiPath(c, sources::DataQuery())};

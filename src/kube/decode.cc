@@ -261,8 +261,8 @@ Result<Pod> DecodePod(JsonValue j) {
         for (size_t i = 0; JsonValue o : owners->Elements()) {
           std::string path = Index("metadata.ownerReferences", i++);
           if (!o.is_object()) WrongType(path, "an object", o);
-          p.owners.push_back(
-              {String(o, "kind", path), String(o, "name", path), Bool(o, "controller", path)});
+          p.owners.push_back({String(o, "kind", path), String(o, "name", path),
+                              Bool(o, "controller", path), String(o, "apiVersion", path)});
         }
       }
     }

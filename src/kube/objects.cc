@@ -28,6 +28,12 @@ const OwnerReference* Pod::OwnedBy(std::string_view kind) const {
   return nullptr;
 }
 
+const OwnerReference* Pod::Controller() const {
+  for (const OwnerReference& o : owners)
+    if (o.controller) return &o;
+  return nullptr;
+}
+
 const Node* ClusterObjects::FindNode(std::string_view name) const {
   return Find(nodes, std::string(name));
 }

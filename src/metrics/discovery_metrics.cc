@@ -18,12 +18,14 @@ constexpr FamilySpec kRejectedLines{
     "Lines of the latest scrape of this exporter that gpuattr dropped, by reason: unknown_pod, "
     "pod_on_other_node (a per-pod label naming no pod of the exporter's node), duplicate_device "
     "(a device, by UUID or by GPU index on the node, another exporter of the kind reports), "
-    "bad_value (out of range), "
-    "unknown_node (a query API's series for no node of the cluster)."};
+    "over_capacity (a card beyond those its node advertises), bad_value (out of range), "
+    "label_too_long, bad_label (control or bidirectional characters), "
+    "unknown_node (a query API's series for no node of the cluster), untrusted_target and "
+    "no_target (a query API's series whose scrape target may not speak for GPUs, or is unknown)."};
 constexpr FamilySpec kCandidates{
     "gpuattr_discovery_candidates", MetricType::kGauge,
     "Discovery candidates by outcome: the probe outcomes (accepted, unrecognised, error, pinned, "
-    "untrusted: a GPU body from a pod that may not speak for one), no_port (never probed: no "
+    "untrusted: a pod that may not speak for GPUs, not read), no_port (never probed: no "
     "declared port nor prometheus.io/port annotation) and waiting "
     "(not probed yet: the per-cycle inference probe budget)."};
 

@@ -96,12 +96,12 @@ std::string ClusterLine(const DiscoveryRow& d) {
                   std::to_string(d.exporters_up) + " up; " +
                   HtmlEscape(Plural(d.probes, "candidate probed", "candidates probed")) +
                   (outcomes.empty() ? "" : " (" + HtmlEscape(outcomes) + ")") + ".</p>\n";
-  // Untrusted candidates serve GPU series gpuattr does not read (docs/design.md#trust): say so.
+  // Untrusted candidates look like GPU exporters but may not speak for GPUs
+  // (docs/design.md#trust): say so.
   if (d.untrusted > 0)
-    h += "<p class=\"warn\">" +
-         HtmlEscape(Plural(d.untrusted, "candidate serves", "candidates serve")) +
-         " GPU series from a pod that may not speak for GPUs: not read (untrusted). Each "
-         "probe's reason below says how to trust it.</p>\n";
+    h += "<p class=\"warn\">" + HtmlEscape(Plural(d.untrusted, "candidate", "candidates")) +
+         " may not speak for GPUs: not read (untrusted). Each probe's reason below says how "
+         "to trust it.</p>\n";
   return h;
 }
 

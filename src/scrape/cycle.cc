@@ -45,7 +45,8 @@ void AttachRejections(const std::vector<sources::ExporterReadings>& readings,
   };
   for (discovery::ExporterStatus& s : exporters)
     if (s.up)
-      for (std::string_view reason : trust::kRejectReasons) s.rejected[std::string(reason)] = 0;
+      for (std::string_view reason : trust::kRejectReasons)
+        s.rejected.try_emplace(std::string(reason), 0);
   for (const sources::ExporterReadings& e : readings)
     if (discovery::ExporterStatus* s = row(e))
       for (const auto& [reason, n] : sources::StatsOf(e.readings).rejected)

@@ -7,6 +7,7 @@
 #include "gpuattr/discovery/probe.h"
 #include "gpuattr/sources/body.h"
 #include "gpuattr/sources/promapi.h"
+#include "gpuattr/trust/query_target.h"
 
 namespace gpuattr::scrape {
 namespace {
@@ -86,11 +87,18 @@ void Query(const discovery::QueryApiTarget& target, const discovery::QueryApiRea
   st.http_status = f.http_status;
   st.duration_seconds = f.duration_seconds;
   st.bytes = f.bytes;
+  // Each series stands only when its scrape target may speak for GPUs (trust/query_target.h).
+  const trust::QueryTargetContext targets =
+      discovery::TargetContext(objects, read.exporter_trust, read.pod_pins, chosen.pinned);
+  sources::PodLookup lookup = discovery::PodLookupFor(objects);
+  lookup.judge = [&targets](sources::RepairedSeries& s) {
+    return trust::JudgeQueryTarget(s, targets);
+  };
   Result<sources::QueryAnswer> answer =
-      f.ok ? sources::ReadQueryAnswer(f.body, discovery::QueryApiSource(chosen),
-                                      discovery::PodLookupFor(objects), read.limits)
-           : Result<sources::QueryAnswer>(
-                 MakeError(ErrorCode::kUnavailable, f.error.empty() ? "no response" : f.error));
+      f.ok
+          ? sources::ReadQueryAnswer(f.body, discovery::QueryApiSource(chosen), lookup, read.limits)
+          : Result<sources::QueryAnswer>(
+                MakeError(ErrorCode::kUnavailable, f.error.empty() ? "no response" : f.error));
   f.body.clear();
   f.body.shrink_to_fit();
   o.query = FactsOf(f);
@@ -111,6 +119,7 @@ void Query(const discovery::QueryApiTarget& target, const discovery::QueryApiRea
   o.answered = true;
   o.readings = out.readings.size();
   st.up = true;
+  st.rejected = std::move(answer->rejected);  // by the scrape target; vetting adds its own
   st.parse_errors = answer->invalid_series + answer->unnamed_series;
   if (answer->invalid_series > 0)
     st.reason = std::to_string(st.parse_errors) + " unusable series, " + answer->first_invalid;
@@ -146,6 +155,7 @@ PodReadings ReadPods(const std::vector<discovery::PodRead>& reads, Fetcher& fetc
     const discovery::Candidate& c = reads[i].candidate;
     sources::ExporterReadings e{c.namespace_, c.pod, c.node, std::move(*got[i])};
     e.pinned = c.pinned;
+    e.rank = static_cast<uint8_t>(c.rank);
     out.readings.push_back(std::move(e));
   }
   return out;

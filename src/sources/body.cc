@@ -1,13 +1,57 @@
 #include "gpuattr/sources/body.h"
 
 #include <algorithm>
+#include <map>
 
 #include "gpuattr/expo/parser.h"
+#include "gpuattr/sources/aliases.h"
 #include "gpuattr/sources/dcgm.h"
 #include "gpuattr/sources/inference.h"
+#include "gpuattr/sources/label_budget.h"
 #include "gpuattr/sources/process.h"
 
 namespace gpuattr::sources {
+namespace {
+
+// Whether the reader of `kind` uses lines of `family` (it skips the others unread).
+bool ReaderUses(BodyKind kind, std::string_view family) {
+  switch (kind) {
+    case BodyKind::kDcgm:
+      return IsDcgmFamily(family) || LookupDcgmField(family).has_value();
+    case BodyKind::kProcess:
+      return LookupProcessMetric(family).has_value();
+    case BodyKind::kVllm:
+    case BodyKind::kSglang:
+      return LookupInferenceMetric(family).has_value();
+    case BodyKind::kUnrecognised:
+      break;
+  }
+  return false;
+}
+
+// Drops the lines the reader would use whose labels break the label budget (label_budget.h:
+// too long, control or bidirectional characters) before anything of them is held; how many, by
+// reason (docs/design.md#rejected-lines).
+std::map<std::string, uint64_t> DropBadLabelLines(expo::Exposition& ex, BodyKind kind) {
+  std::map<std::string, uint64_t> dropped;
+  std::string_view family;
+  bool used = false, looked = false;
+  std::erase_if(ex.samples, [&](const expo::Sample& s) {
+    if (!looked || s.name != family) {  // samples of one family are consecutive
+      family = s.name;
+      used = ReaderUses(kind, family);
+      looked = true;
+    }
+    if (!used) return false;
+    const std::string_view why = LabelsVerdict(ex.LabelsOf(s));
+    if (why.empty()) return false;
+    ++dropped[std::string(why)];
+    return true;
+  });
+  return dropped;
+}
+
+}  // namespace
 
 BodyRead ReadBody(std::string_view body, BodyKind kind, const BodyLimits& limits) {
   BodyRead r;
@@ -35,6 +79,7 @@ BodyRead ReadBody(std::string_view body, BodyKind kind, const BodyLimits& limits
                                     : "no sample in the body";
     return r;
   }
+  const std::map<std::string, uint64_t> bad_labels = DropBadLabelLines(ex, kind);
   LimitBreach breach;
   switch (kind) {
     case BodyKind::kDcgm:
@@ -52,6 +97,7 @@ BodyRead ReadBody(std::string_view body, BodyKind kind, const BodyLimits& limits
       return r;
   }
   if (!breach.limit.empty()) return reject(breach);
+  for (const auto& [reason, n] : bad_labels) StatsOf(*r.readings).rejected[reason] += n;
   if (ex.error_count > 0)
     r.reason = std::to_string(ex.error_count) + " malformed line(s), " + first_error;
   return r;

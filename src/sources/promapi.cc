@@ -11,6 +11,7 @@
 
 #include "gpuattr/sources/aliases.h"
 #include "gpuattr/sources/dcgm.h"
+#include "gpuattr/sources/label_budget.h"
 #include "gpuattr/sources/process.h"
 
 namespace gpuattr::sources {
@@ -41,6 +42,15 @@ std::string Describe(std::string_view source, std::string_view what) {
 std::string_view Find(const std::map<std::string, std::string>& m, std::string_view key) {
   auto it = m.find(std::string(key));
   return it == m.end() ? std::string_view() : std::string_view(it->second);
+}
+
+// The label budget (label_budget.h) over a series' names and values; "" when it holds.
+std::string_view LabelsVerdict(const LabelPairs& labels) {
+  for (const auto& [name, value] : labels) {
+    if (std::string_view why = LabelTextVerdict(value); !why.empty()) return why;
+    if (std::string_view why = LabelTextVerdict(name); !why.empty()) return why;
+  }
+  return {};
 }
 
 }  // namespace
@@ -144,6 +154,10 @@ std::optional<RepairedSeries> RepairSeries(const QuerySeries& series, const PodL
   // The pod Prometheus scraped, when the series names it: its node is the device's node.
   std::string scraped_ns, scraped_pod;
   const bool has_exported_pod = exported.count("pod") > 0;
+  // The classic relabelling's target labels (exported_kubernetes_* would be the body's own).
+  const std::string classic_ns(Find(labels, "kubernetes_namespace")),
+      classic_pod(Find(labels, "kubernetes_pod_name"));
+  if (!classic_pod.empty()) r.targets.push_back({classic_ns, classic_pod});
   if (has_exported_pod) {
     // The target's pod labels name the scrape target; the exported_ ones below replace them.
     scraped_ns = std::string(Find(labels, "namespace"));
@@ -162,8 +176,11 @@ std::optional<RepairedSeries> RepairSeries(const QuerySeries& series, const PodL
       labels.erase("namespace");
       labels.erase("pod");
       labels.erase("container");
+    } else if (!classic_pod.empty()) {
+      r.workload = kube::PodId{ns, pod};
     }
   }
+  if (!scraped_pod.empty()) r.targets.push_back({scraped_ns, scraped_pod});
   // exported_<x> is what the exporter itself said: it wins.
   for (auto& [k, v] : exported) labels[k] = std::move(v);
 
@@ -173,8 +190,8 @@ std::optional<RepairedSeries> RepairSeries(const QuerySeries& series, const PodL
     if (r.node.empty()) r.node = it->second;
     labels.erase(it);
   }
-  if (r.node.empty() && !scraped_pod.empty() && lookup.node_of)
-    r.node = lookup.node_of(scraped_ns, scraped_pod);
+  if (r.node.empty() && !r.targets.empty() && lookup.node_of)
+    r.node = lookup.node_of(r.targets.back().namespace_, r.targets.back().name);
   for (std::string_view n : kHostnameLabels) {
     if (!r.node.empty()) break;
     r.node = std::string(Find(labels, n));
@@ -272,10 +289,22 @@ Result<QueryAnswer> ReadQueryAnswer(std::string_view body, std::string_view sour
   std::vector<RepairedSeries> series;
   series.reserve(decoded->series.size());
   for (const QuerySeries& s : decoded->series) {
-    if (auto r = RepairSeries(s, lookup))
-      series.push_back(std::move(*r));
-    else
+    if (std::string_view why = LabelsVerdict(s.labels); !why.empty()) {  // label_budget.h
+      ++out.rejected[std::string(why)];
+      continue;
+    }
+    auto r = RepairSeries(s, lookup);
+    if (!r) {
       ++out.unnamed_series;
+      continue;
+    }
+    if (lookup.judge) {
+      if (std::string_view why = lookup.judge(*r); !why.empty()) {
+        ++out.rejected[std::string(why)];
+        continue;
+      }
+    }
+    series.push_back(std::move(*r));
   }
   DeduplicateReplicas(series);
   out.nodes = ReadPromSeries(series, limits, &out.rejected_nodes);

@@ -1,11 +1,14 @@
 #include "gpuattr/trust/vet.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <numeric>
 #include <set>
 #include <tuple>
 #include <variant>
+
+#include "gpuattr/trust/capacity.h"
 
 namespace gpuattr::trust {
 namespace {
@@ -204,17 +207,24 @@ uint64_t TakeDevices(std::vector<Item>& items, size_t self, size_t kind, ClaimsO
   return dropped;
 }
 
-// Two exporters of one kind reporting one device: the pinned one keeps it, else the first by
-// namespace/name (then node: a query API answers per node).
-void DropDuplicateDevices(std::vector<ExporterReadings>& readings) {
+// The exporters in the order they are believed (docs/design.md#trust): pinned, then trust rules,
+// then DaemonSets in exporter namespaces; within a rank the first by namespace/name (then node: a
+// query API answers per node).
+std::vector<size_t> TrustOrder(const std::vector<ExporterReadings>& readings) {
   std::vector<size_t> order(readings.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     const ExporterReadings &x = readings[a], &y = readings[b];
-    const bool x_unpinned = !x.pinned, y_unpinned = !y.pinned;
-    return std::tie(x_unpinned, x.namespace_, x.pod, x.node) <
-           std::tie(y_unpinned, y.namespace_, y.pod, y.node);
+    const uint8_t x_rank = x.pinned ? 0 : x.rank, y_rank = y.pinned ? 0 : y.rank;
+    return std::tie(x_rank, x.namespace_, x.pod, x.node) <
+           std::tie(y_rank, y.namespace_, y.pod, y.node);
   });
+  return order;
+}
+
+// Two exporters of one kind reporting one device: the first in trust order keeps it.
+void DropDuplicateDevices(std::vector<ExporterReadings>& readings,
+                          const std::vector<size_t>& order) {
   std::map<std::pair<size_t, std::string>, size_t> owner;  // (kind, claim) → exporter
   for (size_t i : order) {
     ExporterReadings& e = readings[i];
@@ -237,10 +247,96 @@ void DropDuplicateDevices(std::vector<ExporterReadings>& readings) {
   }
 }
 
+// The card a line names on its node: its GPU index, else its UUID.
+std::string CardOf(const std::string& uuid, const std::string& gpu) {
+  return gpu.empty() ? "u" + uuid : "g" + gpu;
+}
+
+// Cards in the order a node's budget admits them: by GPU index (numerically), then by UUID.
+bool Digits(std::string_view s) {
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+bool CardBefore(const std::string& a, const std::string& b) {
+  if (a[0] != b[0]) return a[0] == 'g';
+  const std::string_view x = std::string_view(a).substr(1), y = std::string_view(b).substr(1);
+  if (a[0] == 'g' && x.size() != y.size() && Digits(x) && Digits(y)) return x.size() < y.size();
+  return a < b;
+}
+
+template <typename Item>
+void AddCards(const std::vector<Item>& items, std::vector<std::string>& cards) {
+  for (const Item& i : items) {
+    if constexpr (std::is_same_v<Item, sources::DcgmRecord>)
+      cards.push_back(CardOf(i.device.uuid, i.device.gpu));
+    else
+      cards.push_back(CardOf(i.uuid, i.gpu));
+  }
+}
+
+// Drops the items on the `over` cards; the lines dropped.
+template <typename Item>
+uint64_t DropCards(std::vector<Item>& items, const std::set<std::string>& over) {
+  uint64_t dropped = 0;
+  std::erase_if(items, [&](const Item& i) {
+    std::string card;
+    if constexpr (std::is_same_v<Item, sources::DcgmRecord>)
+      card = CardOf(i.device.uuid, i.device.gpu);
+    else
+      card = CardOf(i.uuid, i.gpu);
+    if (over.count(card) == 0) return false;
+    dropped += Lines(i);
+    return true;
+  });
+  return dropped;
+}
+
+// Cards beyond what a node advertises: admitted per node and kind in trust order, the rest
+// dropped as over_capacity. A pinned exporter is outside the rule: its cards are neither limited
+// nor counted (the operator vouched for it).
+void DropOverCapacity(std::vector<ExporterReadings>& readings, const std::vector<size_t>& order,
+                      const kube::ClusterObjects& objects) {
+  std::map<std::string, std::optional<int64_t>> bounds;                // node → cards advertised
+  std::map<std::pair<size_t, std::string>, std::set<std::string>> in;  // (kind, node) → cards
+  for (size_t i : order) {
+    ExporterReadings& e = readings[i];
+    auto* d = std::get_if<DcgmReadings>(&e.readings);
+    auto* p = std::get_if<ProcessReadings>(&e.readings);
+    if ((!d && !p) || e.pinned) continue;
+    auto bound = bounds.find(e.node);
+    if (bound == bounds.end())
+      bound = bounds.emplace(e.node, AdvertisedCards(objects, e.node)).first;
+    if (!bound->second) continue;
+    std::vector<std::string> cards;
+    if (d) AddCards(d->records, cards);
+    if (p) {
+      AddCards(p->devices, cards);
+      AddCards(p->processes, cards);
+    }
+    std::sort(cards.begin(), cards.end(), CardBefore);
+    cards.erase(std::unique(cards.begin(), cards.end()), cards.end());
+    std::set<std::string>& have = in[{e.readings.index(), e.node}];
+    std::set<std::string> over;
+    for (std::string& c : cards) {
+      if (have.count(c)) continue;
+      if (static_cast<int64_t>(have.size()) < *bound->second)
+        have.insert(std::move(c));
+      else
+        over.insert(std::move(c));
+    }
+    if (over.empty()) continue;
+    if (d) Count(d->stats, kOverCapacity, DropCards(d->records, over));
+    if (p)
+      Count(p->stats, kOverCapacity, DropCards(p->devices, over) + DropCards(p->processes, over));
+  }
+}
+
 }  // namespace
 
 // Each dropped line is counted once, under the first reason that drops it: whole readings of an
-// unknown node, then devices another exporter owns, then values and pod labels of what is left.
+// unknown node, then devices another exporter owns, then cards beyond what the node advertises,
+// then values and pod labels of what is left.
 void VetReadings(std::vector<ExporterReadings>& readings, const kube::ClusterObjects& objects) {
   for (ExporterReadings& e : readings) {
     if (e.from_query_api) {
@@ -249,7 +345,9 @@ void VetReadings(std::vector<ExporterReadings>& readings, const kube::ClusterObj
       if (const kube::Pod* p = objects.FindPod(e.namespace_, e.pod)) e.node = p->node_name;
     }
   }
-  DropDuplicateDevices(readings);
+  const std::vector<size_t> order = TrustOrder(readings);
+  DropDuplicateDevices(readings, order);
+  DropOverCapacity(readings, order, objects);
   for (ExporterReadings& e : readings) std::visit(ExporterVetter{objects, e.node}, e.readings);
 }
 

@@ -2,12 +2,12 @@
 // apiserver serving fixtures/scenarios/forgery (tests/golden/forgery_scenario_gen.py lists the
 // forgeries). Nothing forged is published or reaches the state file, every rejection is counted by
 // reason, the genuine numbers equal those of the same cluster without the forgeries, and the run's
-// peak RSS stays bounded by the limits, also with the issue's 9.9 MB body.
+// peak RSS stays bounded by the limits, also with the issue's 9.9 MB body. Since issue 25 the
+// tenants' DaemonSets (tenant-b, tenant-c) are no exporters at all (never fetched); the body
+// limits are shown on tenant-c's exporter trusted by a configured rule.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 
 #include <chrono>
 #include <filesystem>
@@ -18,8 +18,8 @@
 #include <string>
 #include <thread>
 
-#include "gpuattr/expo/parser.h"
 #include "support/fake_apiserver.h"
+#include "support/once_run.h"
 #include "support/paths.h"
 #include "support/scenario.h"
 #include "support/subprocess.h"
@@ -34,64 +34,6 @@ using ::testing::Not;
 
 constexpr char kBinary[] = GPUATTR_BINARY_DIR "/gpuattr";
 constexpr long kMaxRssKiB = 150 * 1024;
-
-struct Ran {
-  int code = -1;
-  std::string out, err;
-  long max_rss_kib = 0;  // the child's peak resident set (getrusage of the child, wait4)
-};
-
-// Runs the binary to its end (bounded), with its own peak RSS.
-Ran RunBinary(const std::vector<std::string>& args, const fs::path& dir) {
-  std::vector<std::string> argv = {kBinary};
-  argv.insert(argv.end(), args.begin(), args.end());
-  Child c = SpawnChild(argv, EnvironmentWithout({"KUBECONFIG"}), dir);
-  Ran r;
-  if (c.pid < 0) return r;
-  const auto end = std::chrono::steady_clock::now() + 60s;
-  int status = 0;
-  rusage ru{};
-  for (;;) {
-    pid_t got = wait4(c.pid, &status, WNOHANG, &ru);
-    if (got == c.pid) break;
-    if (std::chrono::steady_clock::now() > end) {
-      kill(c.pid, SIGKILL);
-      wait4(c.pid, &status, 0, &ru);
-      break;
-    }
-    std::this_thread::sleep_for(10ms);
-  }
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.max_rss_kib = ru.ru_maxrss;
-  r.out = SlurpFile(c.out);
-  r.err = SlurpFile(c.err);
-  return r;
-}
-
-// The exposition as series → value ("name{a="x",b="y"}", labels in the order printed).
-std::map<std::string, double> Series(const std::string& text) {
-  expo::Exposition ex;
-  expo::Parse(text, ex);
-  std::map<std::string, double> out;
-  for (const expo::Sample& s : ex.samples) {
-    std::string key(s.name);
-    key += '{';
-    for (const expo::Label& l : ex.LabelsOf(s))
-      key += std::string(l.name) + "=\"" + std::string(l.value) + "\",";
-    key += '}';
-    out[key] = s.value;
-  }
-  return out;
-}
-
-// What the stages publish: everything but gpuattr's own diagnostics of the run.
-bool IsStageSeries(const std::string& key) {
-  for (const char* p :
-       {"gpuattr_exporter_", "gpuattr_discovery_", "gpuattr_cycle_", "gpuattr_last_cycle",
-        "gpuattr_apiserver_", "gpuattr_build_info", "gpuattr_cluster_up", "process_"})
-    if (key.rfind(p, 0) == 0) return false;
-  return true;
-}
 
 void Replace(std::string& text, const std::string& from, const std::string& to) {
   const size_t at = text.find(from);
@@ -145,16 +87,17 @@ class Forgery : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   // `gpuattr --once` against `scenario` (extra arguments after).
-  Ran Once(const Scenario& scenario, const std::string& name, std::vector<std::string> extra = {}) {
-    FakeApiServer server(scenario);
-    EXPECT_TRUE(server.Start().ok());
-    const fs::path run = dir_ / name;
-    fs::create_directories(run);
-    EXPECT_TRUE(server.WriteKubeconfig(run / "kubeconfig", Lab()).ok());
-    std::vector<std::string> args = {"--kubeconfig", (run / "kubeconfig").string(), "--once",
-                                     "--log.level", "warn"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    return RunBinary(args, run);
+  OnceRun Once(const Scenario& scenario, const std::string& name,
+               std::vector<std::string> extra = {}) {
+    return RunOnceAgainst(scenario, dir_, name, extra);
+  }
+
+  // A configuration that trusts tenant-c's pods by a rule, so that its bodies are read and meet
+  // the body limits; its path.
+  std::string TrustTenantC() {
+    const fs::path cfg = dir_ / "trust-tenant-c.yaml";
+    std::ofstream(cfg) << "discovery:\n  trust:\n    exporters:\n      - namespace: tenant-c\n";
+    return cfg.string();
   }
 
   fs::path dir_;
@@ -165,16 +108,16 @@ const char* kForged[] = {"finance",       "payroll-db-0", "invented-ns-", "tenan
                          "deleted-job-0", "999999",       "GPU-5757-",    "GPU-f0f0f0f0"};
 
 TEST_F(Forgery, NothingForgedIsPublishedEachRejectionIsCountedGenuineNumbersUnchanged) {
-  Ran forged = Once(scenario_, "forged");
+  OnceRun forged = Once(scenario_, "forged");
   ASSERT_EQ(forged.code, 0) << forged.err;
-  Ran clean = Once(Baseline(scenario_), "baseline");
+  OnceRun clean = Once(Baseline(scenario_), "baseline");
   ASSERT_EQ(clean.code, 0) << clean.err;
 
   // What the stages published is exactly what they publish without the forgeries.
   std::map<std::string, double> with, without;
-  for (const auto& [k, v] : Series(forged.out))
+  for (const auto& [k, v] : ExpositionSeries(forged.out))
     if (IsStageSeries(k)) with[k] = v;
-  for (const auto& [k, v] : Series(clean.out))
+  for (const auto& [k, v] : ExpositionSeries(clean.out))
     if (IsStageSeries(k)) without[k] = v;
   ASSERT_GT(without.size(), 50u);
   EXPECT_EQ(with, without);
@@ -196,41 +139,52 @@ TEST_F(Forgery, NothingForgedIsPublishedEachRejectionIsCountedGenuineNumbersUnch
               HasSubstr(rej + "namespace=\"gpu-operator\",node=\"gpu-b\","
                               "pod=\"nvidia-dcgm-exporter-bbbbb\",reason=\"pod_on_other_node\"} "
                               "5\n"));
-  EXPECT_THAT(forged.out,
-              HasSubstr(rej + "namespace=\"tenant-b\",node=\"gpu-b\","
-                              "pod=\"gpu-telemetry-x7k2p\",reason=\"duplicate_device\"} 10\n"));
+  // The tenants' pods, DaemonSets included (issue 25), may speak for no GPU: never fetched.
   EXPECT_THAT(forged.out, HasSubstr("gpuattr_discovery_candidates{cluster=\"lab\","
-                                    "outcome=\"untrusted\"} 1\n"));
-  // The untrusted pod is no exporter; the body over the device limit is one that is down.
-  EXPECT_THAT(forged.out, Not(HasSubstr("pod=\"gpu-helper-0\"")));
-  EXPECT_THAT(forged.out, HasSubstr("gpuattr_exporter_up{cluster=\"lab\",kind=\"dcgm\","
-                                    "namespace=\"tenant-c\",node=\"cpu-1\","
-                                    "pod=\"gpu-stats-c4n8w\"} 0\n"));
+                                    "outcome=\"untrusted\"} 3\n"));
+  for (const char* pod : {"gpu-helper-0", "gpu-telemetry-x7k2p", "gpu-stats-c4n8w"})
+    EXPECT_THAT(forged.out, Not(HasSubstr("pod=\"" + std::string(pod) + "\""))) << pod;
 
   // The reasons, as the status page and the snapshot give them.
-  Ran json = Once(scenario_, "json", {"--output", "json"});
+  OnceRun json = Once(scenario_, "json", {"--output", "json"});
   ASSERT_EQ(json.code, 0) << json.err;
   const auto doc = nlohmann::json::parse(json.out);
   std::map<std::string, std::string> exporter_reason, probe_reason;
   for (const auto& e : doc["exporters"]) exporter_reason[e["pod"]] = e["reason"];
   for (const auto& p : doc["probes"]) probe_reason[p["candidate"]] = p["reason"];
-  EXPECT_THAT(exporter_reason["gpu-stats-c4n8w"],
-              HasSubstr("rejected whole: 129 devices on one node, over the limit of 128 "
-                        "(scrape.limits.devices_per_node)"));
   EXPECT_THAT(exporter_reason["nvidia-dcgm-exporter-aaaaa"],
               HasSubstr("6 line(s) rejected (bad_value 1, unknown_pod 5)"));
-  EXPECT_THAT(probe_reason["finance/gpu-helper-0:9400"], HasSubstr("untrusted: dcgm"));
+  EXPECT_EQ(exporter_reason.count("gpu-telemetry-x7k2p"), 0u);
+  EXPECT_THAT(probe_reason["finance/gpu-helper-0:9400"], HasSubstr("untrusted, not fetched"));
   EXPECT_THAT(probe_reason["finance/gpu-helper-0:9400"],
               HasSubstr("--target finance/gpu-helper-0:9400"));
+  EXPECT_THAT(probe_reason["tenant-b/gpu-telemetry-x7k2p:9400"],
+              HasSubstr("its DaemonSet gpu-telemetry is in namespace tenant-b, which is not in "
+                        "discovery.trust.exporter_namespaces"));
 
-  for (const Ran* r : {&forged, &clean, &json})
+  // Trusted by a rule, tenant-c's exporter is read, and its body over the device limit is
+  // rejected whole: an exporter that is down, naming the limit.
+  OnceRun limited =
+      Once(scenario_, "limited", {"--config.file", TrustTenantC(), "--output", "json"});
+  ASSERT_EQ(limited.code, 0) << limited.err;
+  std::string limit_reason;
+  const nlohmann::json limited_doc = nlohmann::json::parse(limited.out);
+  for (const auto& e : limited_doc["exporters"])
+    if (e["pod"] == "gpu-stats-c4n8w") {
+      limit_reason = e["reason"];
+      EXPECT_FALSE(e["up"].get<bool>());
+    }
+  EXPECT_THAT(limit_reason, HasSubstr("rejected whole: 129 devices on one node, over the limit of "
+                                      "128 (scrape.limits.devices_per_node)"));
+
+  for (const OnceRun* r : {&forged, &clean, &json, &limited})
     EXPECT_LT(r->max_rss_kib, kMaxRssKiB) << "peak RSS " << r->max_rss_kib << " KiB";
   RecordProperty("forgery_once_peak_rss_kib", std::to_string(forged.max_rss_kib));
 }
 
 // The issue's bodies at full size: 9.9 MB of DCGM_FI_DEV_GPU_TEMP{gpu="N"} 1 lines (270,006
-// series) from a DaemonSet pod, and the untrusted pod's 426 KB body with 5,000 invented
-// namespaces. The output stays the genuine one and the peak RSS bounded.
+// series) from an exporter a rule trusts, and the untrusted pod's 426 KB body with 5,000 invented
+// namespaces (never fetched). The output stays the genuine one and the peak RSS bounded.
 TEST_F(Forgery, TheIssuesBodiesAtFullSizeKeepMemoryBounded) {
   std::string big;
   for (int i = 0; i < 270'006; ++i)
@@ -244,7 +198,7 @@ TEST_F(Forgery, TheIssuesBodiesAtFullSizeKeepMemoryBounded) {
                 "\",pod=\"pod-" + std::to_string(i) + "\"} 999999\n";
   scenario_.exporter_bodies["finance/gpu-helper-0:9400"] = {invented};
 
-  Ran r = Once(scenario_, "big", {"--output", "json"});
+  OnceRun r = Once(scenario_, "big", {"--output", "json", "--config.file", TrustTenantC()});
   ASSERT_EQ(r.code, 0) << r.err;
   const auto doc = nlohmann::json::parse(r.out);
   std::string reason;
@@ -253,7 +207,7 @@ TEST_F(Forgery, TheIssuesBodiesAtFullSizeKeepMemoryBounded) {
   EXPECT_THAT(reason, HasSubstr("rejected whole: 200001 samples, over the limit of 200000 "
                                 "(scrape.limits.samples)"));
   EXPECT_THAT(r.out, Not(HasSubstr("invented-ns-")));
-  Ran metrics = Once(scenario_, "big-metrics");
+  OnceRun metrics = Once(scenario_, "big-metrics", {"--config.file", TrustTenantC()});
   ASSERT_EQ(metrics.code, 0) << metrics.err;
   EXPECT_LT(metrics.out.size(), 100'000u);  // the issue's run printed 129 MB
   size_t device_info = 0;
@@ -261,7 +215,7 @@ TEST_F(Forgery, TheIssuesBodiesAtFullSizeKeepMemoryBounded) {
        at = metrics.out.find("\ngpuattr_device_info{", at + 1))
     ++device_info;
   EXPECT_EQ(device_info, 5u);  // gpu-a's 3 and gpu-b's 2
-  for (const Ran* run : {&r, &metrics})
+  for (const OnceRun* run : {&r, &metrics})
     EXPECT_LT(run->max_rss_kib, kMaxRssKiB) << "peak RSS " << run->max_rss_kib << " KiB";
   RecordProperty("issue_bodies_once_peak_rss_kib", std::to_string(metrics.max_rss_kib));
   std::cout << "[ forgery ] peak RSS of gpuattr --once with the issue's bodies: "

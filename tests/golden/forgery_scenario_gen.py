@@ -11,13 +11,15 @@ Forged (each must move no number; tests/e2e/forgery_test.cc):
                          -> probe outcome "untrusted", never read
   tenant-b/gpu-telemetry-x7k2p
                          a DaemonSet pod on gpu-b reporting gpu-a's UUIDs with invented pods
-                         -> duplicate_device (gpu-operator's exporter comes first by namespace)
+                         -> untrusted, never fetched (since issue 25: tenant-b is no exporter
+                         namespace; read, it would lose them as duplicate_device)
   nvidia-dcgm-exporter-bbbbb (genuine, gpu-b) labels GPU-B1 with ml/train-0, which runs on gpu-a
                          -> pod_on_other_node (the device stays, unattributed)
   nvidia-dcgm-exporter-aaaaa (genuine, gpu-a) labels GPU-A2 with ml/deleted-job-0 (no such pod)
                          -> unknown_pod; and reports 250 % utilisation for GPU-A1 -> bad_value
   tenant-c/gpu-stats-c4n8w
-                         a DaemonSet pod on cpu-1 reporting 130 devices -> rejected whole
+                         a DaemonSet pod on cpu-1 reporting 130 devices -> untrusted, never
+                         fetched; trusted by a rule (the test's config), rejected whole
                          (scrape.limits.devices_per_node is 128): gpuattr_exporter_up 0
 
 The numbers of the genuine devices equal those of the same cluster without the forgeries
@@ -75,10 +77,10 @@ def labels_text(gpu, uuid, host, ns=None, podname=None):
     return ",".join('%s="%s"' % kv for kv in l)
 
 
-def dcgm_body(host, devices):
-    """devices: (gpu, uuid, namespace or None, pod or None, [util, fb_used, fb_free, power, temp])"""
+def dcgm_body(host, devices, fields=FIELDS):
+    """devices: (gpu, uuid, namespace or None, pod or None, [a value per field])"""
     out = []
-    for i, (field, help_) in enumerate(FIELDS):
+    for i, (field, help_) in enumerate(fields):
         out += ["# HELP %s %s" % (field, help_), "# TYPE %s gauge" % field]
         for gpu, uuid, ns, podname, values in devices:
             out.append("%s{%s} %s" % (field, labels_text(gpu, uuid, host, ns, podname), values[i]))

@@ -23,8 +23,15 @@ kube::Pod MakeDaemonSetPod(std::string ns, std::string name, std::string node, s
                            std::vector<kube::ContainerPort> ports) {
   kube::Pod p = MakeRunningPod(std::move(ns), std::move(name), std::move(node), std::move(image),
                                std::move(ports));
-  p.owners.push_back({"DaemonSet", p.name.substr(0, p.name.rfind('-')), true});
+  p.owners.push_back({"DaemonSet", p.name.substr(0, p.name.rfind('-')), true, "apps/v1"});
   return p;
+}
+
+kube::Node MakeGpuNode(std::string name, int64_t gpus) {
+  kube::Node n;
+  n.name = std::move(name);
+  n.capacity["nvidia.com/gpu"] = gpus;
+  return n;
 }
 
 }  // namespace gpuattr::testing

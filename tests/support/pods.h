@@ -1,6 +1,7 @@
 // Compact pod records for tests of the pure stages (discovery, attribution).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -12,9 +13,13 @@ namespace gpuattr::testing {
 kube::Pod MakeRunningPod(std::string ns, std::string name, std::string node, std::string image,
                          std::vector<kube::ContainerPort> ports = {});
 
-// The same, owned by a DaemonSet (named after the pod up to its last '-'), as exporters are
-// deployed: only such a pod (or a pinned one) may speak for its node's GPUs (docs/design.md#trust).
+// The same, controlled by an apps/v1 DaemonSet (named after the pod up to its last '-'), as
+// exporters are deployed: in an exporter namespace such a pod may speak for its node's GPUs
+// (docs/design.md#trust).
 kube::Pod MakeDaemonSetPod(std::string ns, std::string name, std::string node, std::string image,
                            std::vector<kube::ContainerPort> ports = {});
+
+// A node whose capacity advertises `gpus` nvidia.com/gpu.
+kube::Node MakeGpuNode(std::string name, int64_t gpus);
 
 }  // namespace gpuattr::testing

@@ -52,9 +52,11 @@ TEST(AppOptions, DefaultsWithoutFlagsOrFile) {
   EXPECT_EQ(c.scrape.limits.query_api_body_bytes, 64u << 20);
   EXPECT_TRUE(c.discovery.trust.exporters.empty());
   EXPECT_EQ(c.discovery.trust.query_api_namespaces,
-            (std::vector<std::string>{"monitoring", "prometheus", "kube-prometheus-stack",
-                                      "observability", "victoria-metrics", "thanos", "mimir",
-                                      "openshift-monitoring", "gpu-operator"}));
+            (std::vector<std::string>{"monitoring", "kube-prometheus-stack", "openshift-monitoring",
+                                      "victoria-metrics"}));
+  EXPECT_EQ(c.discovery.trust.exporter_namespaces,
+            (std::vector<std::string>{"gpu-operator", "nvidia-gpu-operator", "kube-system",
+                                      "gpu-monitoring", "monitoring", "dcgm-exporter"}));
   EXPECT_DOUBLE_EQ(c.idle.utilization_below, 0.05);
   EXPECT_EQ(c.idle.memory_at_least_bytes, 256u << 20);
   EXPECT_EQ(c.discovery.cache, std::chrono::seconds(60));
@@ -243,6 +245,7 @@ discovery:
     exporters:
       - {namespace: gpu-mon, selector: {app: my-exporter, tier: gpu}}
       - namespace: telemetry
+    exporter_namespaces: [gpu-ops, ops]
     query_api_namespaces: [obs]
 )");
   EXPECT_EQ(c.kubeconfig, "/home/me/.kube/lab");
@@ -267,6 +270,7 @@ discovery:
   EXPECT_EQ(c.discovery.trust.exporters[1].namespace_, "telemetry");
   EXPECT_TRUE(c.discovery.trust.exporters[1].selector.empty());
   EXPECT_EQ(c.discovery.trust.query_api_namespaces, std::vector<std::string>{"obs"});
+  EXPECT_EQ(c.discovery.trust.exporter_namespaces, (std::vector<std::string>{"gpu-ops", "ops"}));
   EXPECT_DOUBLE_EQ(c.idle.utilization_below, 0.1);
   EXPECT_EQ(c.idle.memory_at_least_bytes, 1'000'000'000u);
   EXPECT_EQ(c.discovery.cache, std::chrono::seconds(30));
@@ -313,6 +317,9 @@ TEST(AppConfig, BadValuesNameFileAndKey) {
               StartsWith("config.yaml: discovery.trust.exporters[0].selector: expected a mapping"));
   EXPECT_THAT(LoadError("discovery: {trust: {query_api_namespaces: monitoring}}\n"),
               StartsWith("config.yaml: discovery.trust.query_api_namespaces: expected a list"));
+  EXPECT_THAT(LoadError("discovery: {trust: {exporter_namespaces: [ok, '']}}\n"),
+              StartsWith("config.yaml: discovery.trust.exporter_namespaces[1]: expected a "
+                         "namespace name"));
   EXPECT_THAT(LoadError("discovery: {trust: {namespaces: []}}\n"),
               StartsWith("config.yaml: discovery.trust.namespaces: unknown key"));
   EXPECT_THAT(LoadError("idle: {utilization_below: 5}\n"),

@@ -18,6 +18,7 @@ TEST(SessionFactory, ConfigBecomesSessionOptions) {
   config.scrape.limits.query_api_body_bytes = 3 << 20;
   config.discovery.trust.exporters = {{"gpu-mon", {{"app", "x"}}}};
   config.discovery.trust.query_api_namespaces = {"obs"};
+  config.discovery.trust.exporter_namespaces = {"gpu-ops"};
   config.discovery.not_inference_cache = std::chrono::minutes(5);
   config.discovery.inference_probes_per_cycle = 9;
   KubeSessionOptions o = SessionOptionsFromConfig(config);
@@ -37,6 +38,7 @@ TEST(SessionFactory, ConfigBecomesSessionOptions) {
   EXPECT_EQ(o.discovery.query_api.limits, o.discovery.scrape.limits);
   EXPECT_EQ(o.discovery.trust_rules, config.discovery.trust.exporters);
   EXPECT_EQ(o.discovery.query_api.trusted_namespaces, std::vector<std::string>{"obs"});
+  EXPECT_EQ(o.discovery.exporter_namespaces, std::vector<std::string>{"gpu-ops"});
   EXPECT_EQ(o.discovery.ttls.inference_negative, std::chrono::minutes(5));
   EXPECT_EQ(o.discovery.ttls.result, std::chrono::seconds(60));
   EXPECT_EQ(o.discovery.inference_probes_per_cycle, 9u);

@@ -12,6 +12,7 @@
 #include "gpuattr/report/status_page.h"
 #include "gpuattr/scrape/cycle.h"
 #include "gpuattr/sources/body.h"
+#include "gpuattr/trust/vet.h"
 #include "support/fake_clock.h"
 #include "support/fake_transport.h"
 #include "support/family_collector.h"
@@ -242,7 +243,8 @@ TEST(DiscoveryFamilies, ExporterAndCandidateSeries) {
   // Every probe outcome (untrusted included), plus no_port and waiting.
   EXPECT_EQ(by_name["gpuattr_discovery_candidates"]->metric.size(), 7u);
   // Every rejection reason of the exporter that was read, 0 included; none for the one down.
-  EXPECT_EQ(by_name["gpuattr_exporter_rejected_lines"]->metric.size(), 5u);
+  EXPECT_EQ(by_name["gpuattr_exporter_rejected_lines"]->metric.size(),
+            std::size(trust::kRejectReasons));
   std::string html = report::RenderDiscoverySection(c.report, 0);
   EXPECT_NE(html.find("dcgm-exporter-a"), std::string::npos);
   EXPECT_NE(html.find("503"), std::string::npos);

@@ -33,7 +33,7 @@ std::shared_ptr<kube::ClusterObjects> GpuCluster() {
   auto o = std::make_shared<kube::ClusterObjects>();
   kube::Node n;
   n.name = "node-a";
-  n.capacity["nvidia.com/gpu"] = 1;
+  n.capacity["nvidia.com/gpu"] = 2;
   o->nodes[n.name] = n;
   kube::Pod exporter = gpuattr::testing::MakeDaemonSetPod(
       "gpu-operator", "dcgm-exporter-a", "node-a", "nvcr.io/nvidia/k8s/dcgm-exporter:3.3",

@@ -29,13 +29,15 @@ std::string DcgmBody(int gpu) {
          std::to_string(gpu) + "\"} 100\n";
 }
 
-// The query API's answer: one GPU per node, with the node label.
+// The query API's answer: one GPU per node, with the node label and the scrape target's
+// namespace/pod (the node's exporter pod, as the Prometheus Operator labels it).
 std::string DataAnswer(int nodes) {
   std::string r = R"({"status":"success","data":{"resultType":"vector","result":[)";
   for (int i = 0; i < nodes; ++i)
     r += std::string(i ? "," : "") +
          R"({"metric":{"__name__":"DCGM_FI_DEV_POWER_USAGE","gpu":"0","UUID":"GPU-N)" +
          std::to_string(i) + R"(","node":"gpu-)" + std::to_string(i) +
+         R"(","namespace":"gpu-operator","pod":"dcgm-exporter-gpu-)" + std::to_string(i) +
          R"("},"value":[1700000000,"100"]})";
   return r + "]}}";
 }

@@ -1,7 +1,8 @@
-// Discovery decides who may speak (docs/design.md#trust): a dcgm body is read from a DaemonSet pod,
-// a pinned pod or one a trust rule names; from any other it is "untrusted", not read, and not
-// fetched again while the pod is unchanged. A vLLM body is read only from a pod holding a GPU.
-// A query API outside the trusted namespaces is never asked.
+// Discovery decides who may speak (docs/design.md#trust), from the pod object before any request: a
+// dcgm body is read from a pod controlled by an apps/v1 DaemonSet in an exporter namespace, a
+// pinned pod or one a trust rule names; any other candidate that holds no GPU is "untrusted" and
+// never fetched. A vLLM body is read only from a pod holding a GPU. A query API outside the
+// trusted namespaces is never asked.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -48,7 +49,7 @@ struct Fixture {
     discovery = std::make_unique<Discovery>("test", std::move(options), clock);
     kube::Node n;
     n.name = "cpu-1";
-    n.capacity["nvidia.com/gpu"] = 0;
+    n.capacity["nvidia.com/gpu"] = 1;  // the exporters below report one card
     objects.nodes[n.name] = n;
   }
   void Add(const kube::Pod& p) { objects.pods[p.Key()] = p; }
@@ -68,7 +69,7 @@ const ProbeRecord* FindProbe(const DiscoveryReport& r, const std::string& pod) {
 kube::Pod Forger() {
   kube::Pod p =
       testing::MakeRunningPod("finance", "gpu-helper-0", "cpu-1", "busybox", {{"metrics", 9400}});
-  p.owners = {{"StatefulSet", "gpu-helper", true}};
+  p.owners = {{"StatefulSet", "gpu-helper", true, "apps/v1"}};
   p.labels = {{"app", "gpu-helper"}};
   p.resource_version = "100";
   return p;
@@ -86,10 +87,10 @@ TEST(DiscoveryTrust, ADaemonSetExporterIsRead) {
   ASSERT_EQ(r.readings.size(), 1u);
   ASSERT_NE(FindProbe(r.report, "dcgm-exporter-a"), nullptr);
   EXPECT_EQ(FindProbe(r.report, "dcgm-exporter-a")->candidate.trust,
-            "owned by DaemonSet gpu-operator/dcgm-exporter");
+            "controlled by DaemonSet gpu-operator/dcgm-exporter");
 }
 
-TEST(DiscoveryTrust, AnyOtherPodIsUntrustedAndNotFetchedAgainWhileUnchanged) {
+TEST(DiscoveryTrust, AnyOtherPodIsUntrustedAndNeverFetched) {
   Fixture f;
   f.Add(Forger());
   const std::string path = Path("finance", "gpu-helper-0", 9400);
@@ -99,32 +100,56 @@ TEST(DiscoveryTrust, AnyOtherPodIsUntrustedAndNotFetchedAgainWhileUnchanged) {
   EXPECT_TRUE(r1.readings.empty());  // nothing it said reaches the stages
   EXPECT_TRUE(r1.report.exporters.empty());
   EXPECT_EQ(r1.report.outcome_counts.at("untrusted"), 1u);
+  EXPECT_EQ(r1.report.probed_this_cycle, 0u);
   const ProbeRecord* p = FindProbe(r1.report, "gpu-helper-0");
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(p->verdict.outcome, Outcome::kUntrusted);
-  EXPECT_THAT(p->verdict.reason, HasSubstr("untrusted: dcgm"));
+  EXPECT_EQ(p->probed_unix, 0);  // never
+  EXPECT_THAT(p->verdict.reason,
+              HasSubstr("untrusted, not fetched: not controlled by a DaemonSet"));
   EXPECT_THAT(p->verdict.reason, HasSubstr("--target finance/gpu-helper-0:9400"));
   EXPECT_THAT(p->verdict.reason, HasSubstr("{namespace: finance, selector: {app: gpu-helper}}"));
-  EXPECT_EQ(f.transport->CountRequests(path), 1u);
-  EXPECT_THAT(r1.report.nothing_found,
-              HasSubstr("1 candidate(s) serve GPU series but may not speak for GPUs"));
+  EXPECT_THAT(r1.report.nothing_found, HasSubstr("1 candidate(s) may not speak for GPUs"));
 
-  // Ten minutes of cycles, a rediscovery among them: no further GET while the pod is unchanged.
+  // Ten minutes of cycles, a rediscovery among them, and a change of the pod: never a GET.
   for (int i = 0; i < 30; ++i) {
     scrape::ScrapeResult r = f.Cycle();
     EXPECT_EQ(r.report.outcome_counts.at("untrusted"), 1u);
     EXPECT_TRUE(r.readings.empty());
   }
-  EXPECT_EQ(f.transport->CountRequests(path), 1u);
-
-  // The pod changes (a new resourceVersion): judged again, still untrusted.
   kube::Pod changed = Forger();
   changed.resource_version = "101";
   f.Add(changed);
   f.Cycle();
-  EXPECT_EQ(f.transport->CountRequests(path), 2u);
-  f.Cycle();
-  EXPECT_EQ(f.transport->CountRequests(path), 2u);
+  EXPECT_EQ(f.transport->CountRequests(path), 0u);
+}
+
+// Issue 25: a tenant's DaemonSet, a bare pod with a hand-written owner reference, an owner
+// reference that is not the controller: never fetched, whatever they would serve.
+TEST(DiscoveryTrust, TenantDaemonSetsAndForgedOwnerReferencesAreNeverFetched) {
+  Fixture f;
+  kube::Pod tenant_ds = testing::MakeDaemonSetPod("zz-team", "gpu-process-exporter-a", "cpu-1",
+                                                  "gpu-exporter", {{"metrics", 9400}});
+  kube::Pod forged = testing::MakeRunningPod("gpu-operator", "dcgm-exporter-x", "cpu-1",
+                                             "dcgm-exporter", {{"metrics", 9400}});
+  forged.owners = {{"DaemonSet", "nvidia-dcgm-exporter", true, "example.com/v1"}};
+  kube::Pod not_controller = testing::MakeDaemonSetPod("gpu-operator", "dcgm-exporter-y", "cpu-1",
+                                                       "dcgm-exporter", {{"metrics", 9400}});
+  not_controller.owners[0].controller = false;
+  for (const kube::Pod* p : {&tenant_ds, &forged, &not_controller}) {
+    f.Add(*p);
+    f.transport->SetDefault(Path(p->namespace_, p->name, 9400), FakeReply::Json(kDcgmBody));
+  }
+  scrape::ScrapeResult r = f.Cycle();
+  EXPECT_EQ(r.report.outcome_counts.at("untrusted"), 3u);
+  EXPECT_TRUE(r.readings.empty());
+  EXPECT_EQ(f.transport->CountRequests("/api/v1/namespaces/"), 0u);
+  EXPECT_THAT(FindProbe(r.report, "gpu-process-exporter-a")->verdict.reason,
+              HasSubstr("or add zz-team to discovery.trust.exporter_namespaces"));
+  EXPECT_THAT(FindProbe(r.report, "dcgm-exporter-x")->verdict.reason,
+              HasSubstr("apiVersion \"example.com/v1\", not apps/v1"));
+  EXPECT_THAT(FindProbe(r.report, "dcgm-exporter-y")->verdict.reason,
+              HasSubstr("not the controller reference"));
 }
 
 TEST(DiscoveryTrust, TheStatusPageSaysHowToTrustIt) {
@@ -139,8 +164,7 @@ TEST(DiscoveryTrust, TheStatusPageSaysHowToTrustIt) {
   c.latest.discovery = std::make_shared<const DiscoveryReport>(r.report);
   s.clusters.push_back(c);
   const std::string page = report::RenderStatusPage(s, 1764460800);
-  EXPECT_THAT(page, HasSubstr("1 candidate serves GPU series from a pod that may not speak for "
-                              "GPUs: not read (untrusted)"));
+  EXPECT_THAT(page, HasSubstr("1 candidate may not speak for GPUs: not read (untrusted)"));
   EXPECT_THAT(page, HasSubstr("<details open>"));
   EXPECT_THAT(page, HasSubstr("pin it (--target finance/gpu-helper-0:9400) or add a rule to "
                               "discovery.trust.exporters"));
@@ -171,18 +195,23 @@ TEST(DiscoveryTrust, APinOrATrustRuleMakesItTrusted) {
 }
 
 TEST(DiscoveryTrust, ATrustRuleMatchingLaterAsksForANewVerdict) {
-  Fixture f;
+  DiscoveryOptions o;
+  o.trust_rules = {{"finance", {{"app", "gpu-helper"}}}};
+  Fixture f(o);
   kube::Pod p = Forger();
   p.labels = {{"app", "other"}};
   f.Add(p);
-  f.transport->SetDefault(Path("finance", "gpu-helper-0", 9400), FakeReply::Json(kDcgmBody));
+  const std::string path = Path("finance", "gpu-helper-0", 9400);
+  f.transport->SetDefault(path, FakeReply::Json(kDcgmBody));
   EXPECT_EQ(f.Cycle().report.outcome_counts.at("untrusted"), 1u);
-  // The owner changes its mind: a DaemonSet pod under the same uid (the trust it carries changed).
-  p.owners = {{"DaemonSet", "gpu-helper", true}};
+  EXPECT_EQ(f.transport->CountRequests(path), 0u);
+  // The pod is relabelled to match the rule (the trust it carries changed): judged again.
+  p.labels = {{"app", "gpu-helper"}};
   f.Add(p);
   scrape::ScrapeResult r = f.Cycle();
   EXPECT_EQ(r.report.outcome_counts.at("accepted"), 1u);
   EXPECT_EQ(r.readings.size(), 1u);
+  EXPECT_EQ(f.transport->CountRequests(path), 1u);
 }
 
 TEST(DiscoveryTrust, AnInferenceServerMustHoldAGpu) {
@@ -201,7 +230,9 @@ TEST(DiscoveryTrust, AnInferenceServerMustHoldAGpu) {
   EXPECT_EQ(r.report.outcome_counts.at("accepted"), 1u);
   ASSERT_EQ(r.readings.size(), 1u);
   EXPECT_EQ(r.readings[0].pod, "vllm-server-0");
-  EXPECT_THAT(FindProbe(r.report, "vllm-router-0")->verdict.reason, HasSubstr("holds no GPU"));
+  EXPECT_THAT(FindProbe(r.report, "vllm-router-0")->verdict.reason,
+              HasSubstr("untrusted, not fetched: the pod holds no GPU"));
+  EXPECT_EQ(f.transport->CountRequests(Path("ml", "vllm-router-0", 8000)), 0u);
 }
 
 TEST(DiscoveryTrust, RejectedLinesAreCountedPerExporterAndPublished) {
@@ -235,7 +266,8 @@ TEST(DiscoveryTrust, RejectedLinesAreCountedPerExporterAndPublished) {
         text += reason + "=" + std::to_string(static_cast<int>(m.gauge.value)) + " ";
       }
   EXPECT_EQ(text,
-            "bad_value=1 duplicate_device=0 pod_on_other_node=0 unknown_node=0 unknown_pod=1 ");
+            "bad_label=0 bad_value=1 duplicate_device=0 label_too_long=0 no_target=0 "
+            "over_capacity=0 pod_on_other_node=0 unknown_node=0 unknown_pod=1 untrusted_target=0 ");
 }
 
 TEST(DiscoveryTrust, ABodyOverALimitIsAnExporterDownNamingIt) {

@@ -171,6 +171,8 @@ TEST(DecodePod, DaemonSetOwner) {
   ASSERT_NE(ds, nullptr);
   EXPECT_EQ(ds->name, "nvidia-dcgm-exporter");
   EXPECT_TRUE(ds->controller);
+  EXPECT_EQ(ds->api_version, "apps/v1");  // a hand-written reference may name any group
+  EXPECT_EQ(r->Controller(), ds);
 }
 
 TEST(DecodePod, WrongTypesNameTheObjectAndTheField) {

@@ -1,6 +1,7 @@
 // The vetting between reading and the stages (trust/vet.h, docs/design.md#rejected-lines): per-pod
 // labels must name a pod of the exporter's node, values must be in range, a device UUID belongs to
-// one exporter of a kind, a query API's node must exist; every dropped line counted by reason.
+// one exporter of a kind (by trust rank, then name), a node has no more cards than it advertises, a
+// query API's node must exist; every dropped line counted by reason.
 #include "gpuattr/trust/vet.h"
 
 #include <gtest/gtest.h>
@@ -17,12 +18,7 @@ using sources::ProcessReadings;
 
 kube::ClusterObjects Cluster() {
   kube::ClusterObjects o;
-  for (const char* n : {"gpu-1", "gpu-2"}) {
-    kube::Node node;
-    node.name = n;
-    node.capacity["nvidia.com/gpu"] = 2;
-    o.nodes[n] = node;
-  }
+  for (const char* n : {"gpu-1", "gpu-2"}) o.nodes[n] = testing::MakeGpuNode(n, 2);
   for (auto p : {testing::MakeRunningPod("ml", "train-0", "gpu-1", "pytorch"),
                  testing::MakeRunningPod("ml", "serve-0", "gpu-2", "vllm")})
     o.pods[p.Key()] = p;
@@ -201,9 +197,10 @@ TEST(Vet, TheSameGpuIndexOnOneNodeIsOneDevice) {
       Read("gpu-operator", "dcgm-b", "gpu-2",
            "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"GPU-9\"} 1\n")};
   VetReadings(v, Cluster());
-  ASSERT_EQ(Dcgm(v[0]).records.size(), 1u);
-  EXPECT_EQ(Dcgm(v[0]).records[0].device.gpu, "7");
+  // Its GPU 0 is dcgm-a's; its GPU 7 is a third card on a node that advertises two.
+  EXPECT_TRUE(Dcgm(v[0]).records.empty());
   EXPECT_EQ(Rejected(v[0], kDuplicateDevice), 1u);
+  EXPECT_EQ(Rejected(v[0], kOverCapacity), 1u);
   EXPECT_EQ(Dcgm(v[1]).records.size(), 2u);
   EXPECT_EQ(Dcgm(v[2]).records.size(), 1u);
 }
@@ -246,6 +243,134 @@ TEST(Vet, AQueryApisSeriesForAnUnknownNodeAreDropped) {
   ASSERT_EQ(Dcgm(v[1]).records.size(), 1u);
   EXPECT_FALSE(Dcgm(v[1]).records[0].pod);
   EXPECT_EQ(Rejected(v[1], kPodOnOtherNode), 1u);
+}
+
+// The duplicate-device order of docs/design.md#trust: pinned, then trust rules, then DaemonSets in
+// exporter namespaces; within a rank the first by namespace/name.
+TEST(Vet, ADuplicateDeviceGoesToTheStrongestTrustThenTheFirstByName) {
+  std::vector<ExporterReadings> v{
+      Read("gpu-operator", "dcgm-a", "gpu-1", kTwoCards),
+      Read("a-team", "dcgm-rule", "gpu-1", "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"GPU-1\"} 9\n"),
+      Read("zz-ops", "dcgm-pin", "gpu-1", "DCGM_FI_DEV_POWER_USAGE{gpu=\"1\",UUID=\"GPU-2\"} 8\n")};
+  v[0].rank = 2;  // a DaemonSet in an exporter namespace
+  v[1].rank = 1;  // a trust rule names it: it wins GPU 0 from the DaemonSet's pod
+  v[2].pinned = true;
+  VetReadings(v, Cluster());
+  EXPECT_TRUE(Dcgm(v[0]).records.empty());  // GPU 0 is the rule's, GPU 1 the pin's
+  EXPECT_EQ(Rejected(v[0], kDuplicateDevice), 3u);
+  ASSERT_EQ(Dcgm(v[1]).records.size(), 1u);
+  EXPECT_DOUBLE_EQ(*Dcgm(v[1]).records[0].values.power_watts, 9);
+  ASSERT_EQ(Dcgm(v[2]).records.size(), 1u);
+
+  // Two DaemonSets of one rank: the first by namespace/name, a-team before gpu-operator. That is
+  // why a DaemonSet in a tenant's namespace must never be read at all (candidates.h): here both
+  // are in exporter namespaces.
+  std::vector<ExporterReadings> w{Read("monitoring", "dcgm-b", "gpu-1", kTwoCards),
+                                  Read("gpu-operator", "dcgm-a", "gpu-1", kTwoCards)};
+  VetReadings(w, Cluster());
+  EXPECT_EQ(Dcgm(w[1]).records.size(), 2u);
+  EXPECT_EQ(Rejected(w[0], kDuplicateDevice), 3u);
+}
+
+// Issue 25: GPUs 5 and 6 at 4,999 W (below the per-card limit) and a fake XID 79 on a node with
+// nvidia.com/gpu: 2.
+constexpr char kInventedCards[] =
+    "DCGM_FI_DEV_POWER_USAGE{gpu=\"5\",UUID=\"GPU-5757-5\"} 4999\n"
+    "DCGM_FI_DEV_XID_ERRORS{gpu=\"5\",UUID=\"GPU-5757-5\"} 79\n"
+    "DCGM_FI_DEV_POWER_USAGE{gpu=\"6\",UUID=\"GPU-5757-6\"} 4999\n";
+
+TEST(Vet, CardsBeyondWhatTheNodeAdvertisesAreOverCapacity) {
+  std::vector<ExporterReadings> v{Read("gpu-operator", "dcgm-a", "gpu-1", kTwoCards),
+                                  Read("monitoring", "gpu-stats", "gpu-1", kInventedCards)};
+  VetReadings(v, Cluster());
+  EXPECT_EQ(Dcgm(v[0]).records.size(), 2u);
+  EXPECT_TRUE(Dcgm(v[1]).records.empty());
+  EXPECT_EQ(Rejected(v[1], kOverCapacity), 3u);  // three lines: two powers and the XID
+  EXPECT_EQ(Rejected(v[0], kOverCapacity), 0u);
+
+  // One exporter alone: its first two cards by GPU index are the node's two, the rest over.
+  std::vector<ExporterReadings> w{
+      Read("gpu-operator", "dcgm-a", "gpu-1",
+           std::string(kInventedCards) + "DCGM_FI_DEV_POWER_USAGE{gpu=\"10\",UUID=\"GPU-10\"} 9\n"
+                                         "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"GPU-1\"} 90\n")};
+  VetReadings(w, Cluster());
+  ASSERT_EQ(Dcgm(w[0]).records.size(), 2u);
+  EXPECT_EQ(Dcgm(w[0]).records[0].device.gpu, "5");
+  EXPECT_EQ(Dcgm(w[0]).records[1].device.gpu, "0");
+  EXPECT_EQ(Rejected(w[0], kOverCapacity), 2u);  // GPU 6 and GPU 10
+}
+
+TEST(Vet, APinnedExporterMayReportMoreCards) {
+  std::vector<ExporterReadings> v{Read("gpu-operator", "dcgm-a", "gpu-1", kTwoCards),
+                                  Read("ops", "dcgm-pin", "gpu-1", kInventedCards)};
+  v[1].pinned = true;
+  VetReadings(v, Cluster());
+  EXPECT_EQ(Dcgm(v[1]).records.size(), 2u);
+  // The pin is outside the rule: its cards do not use up the node's two.
+  EXPECT_EQ(Dcgm(v[0]).records.size(), 2u);
+  EXPECT_EQ(Rejected(v[0], kOverCapacity), 0u);
+  EXPECT_EQ(Rejected(v[1], kOverCapacity), 0u);
+}
+
+TEST(Vet, TheNodesAdvertisedCardsCountReplicasMigAndDra) {
+  kube::ClusterObjects o = Cluster();
+  kube::Node& n = o.nodes["gpu-1"];
+  n.capacity = {{"nvidia.com/gpu", 16}};  // time-sliced: 4 replicas of 4 cards
+  n.labels["nvidia.com/gpu.replicas"] = "4";
+  std::string four;
+  for (int i = 0; i < 6; ++i)
+    four += "DCGM_FI_DEV_POWER_USAGE{gpu=\"" + std::to_string(i) + "\",UUID=\"G" +
+            std::to_string(i) + "\"} 9\n";
+  std::vector<ExporterReadings> v{Read("gpu-operator", "dcgm-a", "gpu-1", four)};
+  VetReadings(v, o);
+  EXPECT_EQ(Dcgm(v[0]).records.size(), 4u);
+  EXPECT_EQ(Rejected(v[0], kOverCapacity), 2u);
+
+  // MIG: one card in 7 slices advertises 7 (an upper bound); a DRA slice adds its cards.
+  n.labels.clear();
+  n.capacity = {{"nvidia.com/mig-1g.10gb", 3}};
+  kube::ResourceSlice slice;
+  slice.name = "gpu-1-gpu.nvidia.com";
+  slice.driver = "gpu.nvidia.com";
+  slice.node_name = "gpu-1";
+  slice.pool = "gpu-1";
+  slice.devices = {{"gpu-0", "gpu", "GPU-D0", "", "", "", std::nullopt},
+                   {"gpu-0-mig-1", "mig", "MIG-1", "GPU-D0", "", "1g.10gb", std::nullopt},
+                   {"gpu-1", "gpu", "GPU-D1", "", "", "", std::nullopt}};
+  o.resource_slices[slice.name] = slice;
+  std::vector<ExporterReadings> w{Read("gpu-operator", "dcgm-a", "gpu-1", four)};
+  VetReadings(w, o);
+  EXPECT_EQ(Dcgm(w[0]).records.size(), 5u);  // 3 + 2 DRA cards
+  EXPECT_EQ(Rejected(w[0], kOverCapacity), 1u);
+}
+
+TEST(Vet, ANodeThatAdvertisesNothingIsNotBounded) {
+  kube::ClusterObjects o = Cluster();
+  o.nodes["gpu-1"].capacity.clear();  // no device plugin: the exporter is the only witness
+  std::vector<ExporterReadings> v{Read("gpu-operator", "dcgm-a", "gpu-1", kInventedCards)};
+  VetReadings(v, o);
+  EXPECT_EQ(Dcgm(v[0]).records.size(), 2u);
+  // A node that advertises nvidia.com/gpu: 0 has no card.
+  o.nodes["gpu-1"].capacity["nvidia.com/gpu"] = 0;
+  std::vector<ExporterReadings> w{Read("gpu-operator", "dcgm-a", "gpu-1", kInventedCards)};
+  VetReadings(w, o);
+  EXPECT_TRUE(Dcgm(w[0]).records.empty());
+}
+
+TEST(Vet, ProcessExportersAreBoundedPerKind) {
+  std::vector<ExporterReadings> v{
+      Read("gpu-operator", "dcgm-a", "gpu-1", kTwoCards),
+      Read("monitoring", "proc-a", "gpu-1",
+           "gpu_total_memory_bytes{uuid=\"GPU-1\",gpu=\"0\"} 8e10\n"
+           "gpu_total_memory_bytes{uuid=\"GPU-2\",gpu=\"1\"} 8e10\n"
+           "gpu_process_memory_bytes{namespace=\"ml\",pod=\"train-0\",uuid=\"GPU-X\","
+           "gpu=\"5\",pid=\"1\"} 1e9\n",
+           sources::BodyKind::kProcess)};
+  VetReadings(v, Cluster());
+  const auto& p = std::get<ProcessReadings>(v[1].readings);
+  EXPECT_EQ(p.devices.size(), 2u);  // the dcgm exporter's cards do not use up the process budget
+  EXPECT_TRUE(p.processes.empty());
+  EXPECT_EQ(Rejected(v[1], kOverCapacity), 1u);
 }
 
 }  // namespace

@@ -83,9 +83,11 @@ struct IdleConfig {
   bool operator==(const IdleConfig&) const = default;
 };
 
-// Who may speak for devices beyond DaemonSet pods and pins (docs/design.md#trust, trust/rules.h).
+// Who may speak for devices beyond pins (docs/design.md#trust, trust/rules.h): trust rules, the
+// namespaces whose DaemonSets' pods may, and the namespaces of trusted query APIs.
 struct TrustConfig {
   std::vector<trust::ExporterRule> exporters;
+  std::vector<std::string> exporter_namespaces;   // default: trust::DefaultExporterNamespaces()
   std::vector<std::string> query_api_namespaces;  // default: trust::DefaultQueryApiNamespaces()
   bool operator==(const TrustConfig&) const = default;
 };

@@ -29,11 +29,13 @@ struct Candidate {
   Role role = Role::kExporter;
   bool pinned = false;
   std::string why;  // what matched: "image nvcr.io/nvidia/k8s/dcgm-exporter:3.3", "pin ns/p:9400"
-  // Trust (docs/design.md#trust, trust/rules.h), set by MarkTrust: why the pod may speak for its
-  // node's devices ("" when it may not, with trust_hint saying how to trust it), and whether it
-  // holds a GPU (an inference server speaks only for a pod that does).
+  // Trust (docs/design.md#trust, trust/rules.h), set by MarkTrust from the pod object before
+  // any request: why the pod may speak for its node's devices ("" when it may not, with trust_hint
+  // saying how to trust it) and how strongly (the duplicate-device order), and whether it holds
+  // a GPU (an inference server speaks only for a pod that does).
   std::string trust;
   std::string trust_hint;
+  trust::Rank rank = trust::Rank::kNone;
   bool holds_gpu = false;
 
   // "namespace/pod:port": the cache key and the status page's name for it.
@@ -95,9 +97,14 @@ struct GpuPresence {
 };
 GpuPresence DetectGpuPresence(const kube::ClusterObjects& objects);
 
-// Fills trust, trust_hint and holds_gpu of every candidate from its pod (pins are trusted).
+// Fills trust, trust_hint, rank and holds_gpu of every candidate from its pod (pins are trusted).
 void MarkTrust(std::vector<Candidate>& candidates, const kube::ClusterObjects& objects,
-               const std::vector<trust::ExporterRule>& rules);
+               const trust::ExporterTrustConfig& config);
+
+// A candidate that may speak in no role: not pinned, no trusted exporter and holding no GPU (so
+// no inference server either). It is never fetched (docs/design.md#trust): whatever it serves, it
+// may not say it.
+bool TrustedInNoRole(const Candidate& candidate);
 
 // Merges candidate lists by key (namespace/pod:port): an entry found as both exporter and
 // inference candidate keeps the exporter role (its shorter cache) and both reasons; a pinned one

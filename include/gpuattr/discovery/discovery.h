@@ -45,8 +45,11 @@ struct DiscoveryOptions {
   // thousands of GPU pods. 0: no inference probes at all.
   size_t inference_probes_per_cycle = 50;
   ScrapeOptions scrape;  // concurrency, per-target timeout, body limits (probes use the same pool)
-  // Pods trusted as exporters beyond DaemonSets and pins (discovery.trust.exporters).
+  // Pods trusted as exporters beyond pins (discovery.trust.exporters), and the namespaces whose
+  // DaemonSets' pods are (discovery.trust.exporter_namespaces). The query API's series are held
+  // to the same rule (their scrape targets).
   std::vector<trust::ExporterRule> trust_rules;
+  std::vector<std::string> exporter_namespaces = trust::DefaultExporterNamespaces();
   QueryApiOptions query_api;  // the fallback when no exporter pod answers (docs/fallback.md)
 };
 

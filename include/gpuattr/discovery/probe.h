@@ -11,9 +11,10 @@
 
 namespace gpuattr::discovery {
 
-// Outcome labels of gpuattr_discovery_candidates. Untrusted: a dcgm or per-process body from a
-// pod that may not speak for devices, or an inference body from a pod that holds no GPU
-// (docs/design.md#trust); it is not read, and not probed again while the pod is unchanged.
+// Outcome labels of gpuattr_discovery_candidates. Untrusted: a candidate that may speak in no
+// role, never fetched; or a dcgm or per-process body from a pod that may only speak as an
+// inference server, or an inference body from a pod that holds no GPU (docs/design.md#trust). It
+// is not read, and not judged again while the pod and its trust are unchanged.
 enum class Outcome : uint8_t { kAccepted, kUnrecognised, kError, kPinned, kUntrusted };
 // "accepted", "unrecognised", "error", "pinned", "untrusted"
 std::string_view OutcomeName(Outcome outcome);
@@ -46,6 +47,10 @@ ProbeVerdict FailedFetchVerdict(const FetchFacts& fetch);
 // body its pod may not speak for (Candidate::trust, holds_gpu) is "untrusted", with how to trust
 // it.
 ProbeVerdict JudgeProbe(const Candidate& candidate, const FetchFacts& fetch, std::string_view body);
+
+// Pure: the verdict on a candidate that may speak in no role (TrustedInNoRole), given without a
+// request: "untrusted", with how to trust it.
+ProbeVerdict UntrustedWithoutFetch(const Candidate& candidate);
 
 // True for outcomes that make the candidate a scrape target.
 inline bool IsAccepted(Outcome o) { return o == Outcome::kAccepted || o == Outcome::kPinned; }

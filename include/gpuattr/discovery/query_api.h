@@ -28,6 +28,7 @@
 #include "gpuattr/kube/objects.h"
 #include "gpuattr/sources/limits.h"
 #include "gpuattr/sources/promapi.h"
+#include "gpuattr/trust/query_target.h"
 #include "gpuattr/trust/rules.h"
 #include "gpuattr/util/clock.h"
 
@@ -102,6 +103,10 @@ struct QueryApiOptions {
   // the per-node limits apply to each node's share of it.
   size_t max_body_bytes = 64u << 20;
   sources::BodyLimits limits;
+  // Each series' scrape target must pass the exporters' rule: pinned (these pod pins), a trust
+  // rule, or a DaemonSet in an exporter namespace (trust/query_target.h). Set by Discovery.
+  trust::ExporterTrustConfig exporter_trust;
+  std::vector<PodPin> pod_pins;
 };
 
 struct QueryApiEntry {
@@ -131,7 +136,16 @@ struct QueryApiRead {
   std::chrono::milliseconds query_timeout{15000};
   size_t max_body_bytes = 64u << 20;  // one answer covers every node
   sources::BodyLimits limits;         // per node of the answer
+  // Who may be a series' scrape target (QueryApiOptions::exporter_trust, pod_pins).
+  trust::ExporterTrustConfig exporter_trust;
+  std::vector<PodPin> pod_pins;
 };
+
+// What JudgeQueryTarget needs of the cluster for the chosen API's series: the exporter rule, the
+// pod pins, and who holds a GPU (resources or DRA).
+trust::QueryTargetContext TargetContext(const kube::ClusterObjects& objects,
+                                        const trust::ExporterTrustConfig& exporter_trust,
+                                        const std::vector<PodPin>& pod_pins, bool api_pinned);
 
 struct QueryApiProbeOutcome {
   QueryApiCandidate candidate;

@@ -47,12 +47,15 @@ struct PodCondition {
   std::string message;
 };
 
-// metadata.ownerReferences[]: who created the pod. A DaemonSet owner is what lets an exporter
-// speak for its node's devices (docs/design.md#trust).
+// metadata.ownerReferences[]: who created the pod. A controller reference of an apps/v1
+// DaemonSet in an exporter namespace is what lets an exporter speak for its node's devices
+// (docs/design.md#trust); anyone who may create a pod may write any owner reference into it, so
+// every field counts.
 struct OwnerReference {
   std::string kind;  // "DaemonSet", "ReplicaSet", "StatefulSet", "Job", "Node", ...
   std::string name;
   bool controller = false;
+  std::string api_version;  // "apps/v1", "batch/v1", "v1", ...
 
   bool operator==(const OwnerReference&) const = default;
 };
@@ -78,6 +81,8 @@ struct Pod {
   PodId Id() const { return {namespace_, name}; }
   // The owner of that kind, or nullptr.
   const OwnerReference* OwnedBy(std::string_view kind) const;
+  // The owner reference with `controller: true` (Kubernetes allows one), or nullptr.
+  const OwnerReference* Controller() const;
 };
 
 struct Node {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "gpuattr/expo/parser.h"
+#include "gpuattr/kube/pod_id.h"
 #include "gpuattr/sources/limits.h"
 #include "gpuattr/sources/readings.h"
 #include "gpuattr/util/status.h"
@@ -39,6 +41,8 @@ struct DecodedQuery {
 // "query API monitoring/prometheus-k8s:9090") names the service in every error.
 Result<DecodedQuery> DecodeQueryResponse(std::string_view body, std::string_view source);
 
+struct RepairedSeries;
+
 // What label repair needs to know about the pods a series names (from the cluster objects).
 struct PodLookup {
   // True when namespace/pod is a metrics exporter itself (the pod Prometheus scraped), not a
@@ -46,6 +50,10 @@ struct PodLookup {
   std::function<bool(std::string_view ns, std::string_view pod)> is_exporter;
   // The pod's spec.nodeName, "" when unknown.
   std::function<std::string(std::string_view ns, std::string_view pod)> node_of;
+  // Whether a repaired series may stand, by its scrape target (trust/query_target.h): "" when it
+  // may (the judge may fill its node from the target's pod), else the reason it is rejected.
+  // Unset: every series stands.
+  std::function<std::string_view(RepairedSeries& series)> judge;
 };
 
 // A series after repair: what the exporter itself said, plus the node it reports.
@@ -55,6 +63,15 @@ struct RepairedSeries {
   std::string node;   // "" when no rule found one
   double value = 0;
   double timestamp = 0;
+  // The scrape target as the series' target labels name it (docs/design.md#trust): the classic
+  // kubernetes_namespace/kubernetes_pod_name, and namespace/pod when they are the target's (next
+  // to exported_pod, or dcgm's own pod_name spelling, or naming the exporter itself). Every one
+  // must be a trusted exporter; none: the target cannot be told.
+  std::vector<kube::PodId> targets;
+  // namespace/pod read as the workload beside a kubernetes_pod_name target: under the Prometheus
+  // Operator's convention they could be the real target (the body left them out and forged
+  // kubernetes_*), so they must name a pod that holds a GPU on the target's node.
+  std::optional<kube::PodId> workload;
 };
 
 // Labels Prometheus (or its HA setup) adds, dropped before reading and de-duplication.
@@ -67,7 +84,9 @@ bool IsDroppedTargetLabel(std::string_view name);
 //    the series is unattributed;
 //  - instance, job, endpoint, service, prometheus, prometheus_replica, __replica__ are dropped;
 //  - node from node, kubernetes_node, nodename; else the scraped exporter pod's node; else
-//    Hostname/hostname.
+//    Hostname/hostname;
+//  - the scrape target (targets, workload) from kubernetes_namespace/kubernetes_pod_name and the
+//    namespace/pod the rules above read as the target's.
 // nullopt when the series has no __name__.
 std::optional<RepairedSeries> RepairSeries(const QuerySeries& series, const PodLookup& lookup);
 
@@ -93,10 +112,13 @@ std::vector<PromNodeReadings> ReadPromSeries(const std::vector<RepairedSeries>& 
                                              const BodyLimits& limits = BodyLimits::Unlimited(),
                                              std::vector<std::string>* rejected = nullptr);
 
-// One instant-query answer read whole, the pure part of a fallback cycle: decode → repair →
-// de-duplicate HA replicas → read per node.
+// One instant-query answer read whole, the pure part of a fallback cycle: decode → the label
+// budget → repair → the judge (lookup.judge, when set) → de-duplicate HA replicas → read per node.
 struct QueryAnswer {
-  std::vector<PromNodeReadings> nodes;      // sorted by node
+  std::vector<PromNodeReadings> nodes;  // sorted by node
+  // Series dropped, by reason: a label over the budget (label_too_long, bad_label;
+  // label_budget.h), or the judge's (PodLookup::judge).
+  std::map<std::string, uint64_t> rejected;
   size_t invalid_series = 0;                // entries the decoder skipped
   std::string first_invalid;                // why the first one was skipped
   size_t unnamed_series = 0;                // series without __name__

@@ -182,9 +182,12 @@ struct ExporterReadings {
   std::string node;
   Readings readings;
   // Provenance, for the vetting (trust/vet.h): a pinned exporter wins a device UUID that two
-  // exporters report; a query API's node must be a node of the cluster.
+  // exporters report, then one a trust rule names, then a DaemonSet's (`rank`, trust::Rank:
+  // 0 pinned, 1 trust rule, 2 DaemonSet in an exporter namespace); only a pinned exporter may
+  // report more cards than its node advertises; a query API's node must be a node of the cluster.
   bool pinned = false;
   bool from_query_api = false;
+  uint8_t rank = 2;
 };
 
 // The stats of whichever kind of readings this is.

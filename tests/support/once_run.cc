@@ -1,0 +1,83 @@
+#include "support/once_run.h"
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <thread>
+
+#include "gpuattr/expo/parser.h"
+#include "support/fake_apiserver.h"
+#include "support/subprocess.h"
+
+namespace gpuattr::testing {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+OnceRun RunGpuattr(const std::vector<std::string>& args, const fs::path& dir) {
+  std::vector<std::string> argv = {GPUATTR_BINARY_DIR "/gpuattr"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  Child c = SpawnChild(argv, EnvironmentWithout({"KUBECONFIG"}), dir);
+  OnceRun r;
+  if (c.pid < 0) return r;
+  const auto end = std::chrono::steady_clock::now() + 60s;
+  int status = 0;
+  rusage ru{};
+  for (;;) {
+    pid_t got = wait4(c.pid, &status, WNOHANG, &ru);
+    if (got == c.pid) break;
+    if (std::chrono::steady_clock::now() > end) {
+      kill(c.pid, SIGKILL);
+      wait4(c.pid, &status, 0, &ru);
+      break;
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.max_rss_kib = ru.ru_maxrss;
+  r.out = SlurpFile(c.out);
+  r.err = SlurpFile(c.err);
+  return r;
+}
+
+OnceRun RunOnceAgainst(const Scenario& scenario, const fs::path& dir, const std::string& name,
+                       const std::vector<std::string>& extra) {
+  FakeApiServer server(scenario);
+  if (!server.Start().ok()) return {};
+  const fs::path run = dir / name;
+  fs::create_directories(run);
+  KubeconfigOptions lab;
+  lab.context = "lab";
+  if (!server.WriteKubeconfig(run / "kubeconfig", lab).ok()) return {};
+  std::vector<std::string> args = {"--kubeconfig", (run / "kubeconfig").string(), "--once",
+                                   "--log.level", "warn"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return RunGpuattr(args, run);
+}
+
+std::map<std::string, double> ExpositionSeries(const std::string& text) {
+  expo::Exposition ex;
+  expo::Parse(text, ex);
+  std::map<std::string, double> out;
+  for (const expo::Sample& s : ex.samples) {
+    std::string key(s.name);
+    key += '{';
+    for (const expo::Label& l : ex.LabelsOf(s))
+      key += std::string(l.name) + "=\"" + std::string(l.value) + "\",";
+    key += '}';
+    out[key] = s.value;
+  }
+  return out;
+}
+
+bool IsStageSeries(const std::string& key) {
+  for (const char* p :
+       {"gpuattr_exporter_", "gpuattr_discovery_", "gpuattr_cycle_", "gpuattr_last_cycle",
+        "gpuattr_apiserver_", "gpuattr_build_info", "gpuattr_cluster_up", "process_"})
+    if (key.rfind(p, 0) == 0) return false;
+  return true;
+}
+
+}  // namespace gpuattr::testing
