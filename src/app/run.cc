@@ -22,6 +22,8 @@
 namespace gpuattr::app {
 namespace {
 
+double Seconds(std::chrono::milliseconds d) { return std::chrono::duration<double>(d).count(); }
+
 int ExitCodeFor(const Error& e) {
   return e.code == ErrorCode::kInvalidArgument || e.code == ErrorCode::kNotFound ? kExitUsage
                                                                                  : kExitFailure;
@@ -100,6 +102,7 @@ CycleLoop::CycleLoop(SessionList sessions, std::shared_ptr<metrics::SnapshotStor
   for (const auto& s : sessions_) {
     model::ClusterSnapshot c;
     c.cluster = s->Cluster();
+    c.interval_seconds = Seconds(options_.interval);
     state_.push_back(std::move(c));
   }
   // Before the first cycle: the clusters are known, nothing else (/readyz answers 503).
@@ -130,8 +133,6 @@ void CycleLoop::LogCycle(const model::ClusterSnapshot& c) const {
 }
 
 namespace {
-
-double Seconds(std::chrono::milliseconds d) { return std::chrono::duration<double>(d).count(); }
 
 void LogDropped(const model::ClusterSnapshot& c, std::chrono::milliseconds stale_after) {
   log::Warn(
@@ -262,6 +263,7 @@ int Run(const Config& config, const SessionFactory& factory, std::ostream& out, 
   auto store = std::make_shared<metrics::SnapshotStore>();
   LoopOptions loop_options;
   loop_options.stale_after = config.stale_after;
+  loop_options.interval = config.interval;
   CycleLoop loop(std::move(*sessions), store, SystemClock(), loop_options);
 
   if (config.once) {

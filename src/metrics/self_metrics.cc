@@ -18,13 +18,17 @@ constexpr FamilySpec kLastCycle{
     "move it. The published data is as old as this (kept up to stale_after, then dropped)."};
 constexpr FamilySpec kCycleDuration{"gpuattr_cycle_duration_seconds", MetricType::kGauge,
                                     "Wall-clock seconds the latest cycle for the cluster took."};
+constexpr FamilySpec kCycleInterval{
+    "gpuattr_cycle_interval_seconds", MetricType::kGauge,
+    "The configured interval between the cluster's cycles (--interval); staleness alerts compare "
+    "the age of the data with it."};
 constexpr FamilySpec kApiRequests{
     "gpuattr_apiserver_requests_total", MetricType::kCounter,
     "Requests gpuattr sent to the cluster's kube-apiserver since it started, by verb, resource and "
     "HTTP status code (\"error\" when no response arrived)."};
 
-constexpr FamilySpec kFamilies[] = {kBuildInfo, kClusterUp, kLastCycle, kCycleDuration,
-                                    kApiRequests};
+constexpr FamilySpec kFamilies[] = {kBuildInfo,     kClusterUp,     kLastCycle,
+                                    kCycleDuration, kCycleInterval, kApiRequests};
 
 void Build(const model::Snapshot& s, FamilyWriter& w) {
   for (const model::ClusterSnapshot& c : s.clusters) {
@@ -35,6 +39,7 @@ void Build(const model::Snapshot& s, FamilyWriter& w) {
     if (c.last_success_unix_seconds)
       w.Add(kLastCycle, {{"cluster", c.cluster}}, *c.last_success_unix_seconds);
     if (c.cycles > 0) w.Add(kCycleDuration, {{"cluster", c.cluster}}, c.cycle_duration_seconds);
+    if (c.interval_seconds > 0) w.Add(kCycleInterval, {{"cluster", c.cluster}}, c.interval_seconds);
     for (const auto& [key, count] : c.latest.apiserver_requests)
       w.Add(kApiRequests,
             {{"cluster", c.cluster},

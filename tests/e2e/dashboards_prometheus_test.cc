@@ -372,7 +372,6 @@ TEST_F(DashboardsAgainstPrometheus, EveryQueriedFamilyIsLive) {
   const std::map<std::string, std::string> not_in_demo = {
       {"gpuattr_device_candidate_pod", "needs an exporter without pod labels"},
       {"gpuattr_pod_unrequested_gpu_use", "needs a pod on a GPU it did not request"},
-      {"gpuattr_cycle_interval_seconds", kEmittedFromTheIssue},
   };
   std::map<std::string, std::string> used;
   for (const auto& file : DashboardFiles()) {
@@ -411,8 +410,6 @@ const std::map<std::string, std::string>& MayBeEmpty() {
        "needs a dcgm-exporter without pod labels; the demo's have them"},
       {"pods.json|Pods using a GPU they did not request",
        "needs a pod on a GPU it did not request (process tier); not in the demo"},
-      {"self.json|Clusters|E",
-       std::string("gpuattr_cycle_interval_seconds: ") + kEmittedFromTheIssue},
       {"self.json|Rejected lines by reason",
        "the demo's exporters send no line to reject (the panel shows counts > 0)"},
       {"self.json|CPU", std::string("process_* self-metrics: ") + kEmittedFromTheIssue},

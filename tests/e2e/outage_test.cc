@@ -158,6 +158,7 @@ struct Observed {
   double wall = 0;
   double cluster_up = 0;
   double last_cycle = 0;
+  double interval = -1;  // gpuattr_cycle_interval_seconds as published
 };
 
 TEST(Outage, ApiserverDownIsReportedHonestlyAndTheLastGoodDataStays) {
@@ -186,7 +187,8 @@ TEST(Outage, ApiserverDownIsReportedHonestlyAndTheLastGoodDataStays) {
   std::vector<Observed> seen;
   auto observe = [&](const std::map<std::string, double>& m) {
     seen.push_back({WallNow(), Find(m, "gpuattr_cluster_up").value_or(-1),
-                    Find(m, "gpuattr_last_cycle_timestamp_seconds").value_or(-1)});
+                    Find(m, "gpuattr_last_cycle_timestamp_seconds").value_or(-1),
+                    Find(m, "gpuattr_cycle_interval_seconds").value_or(-1)});
   };
 
   // Healthy: the idle notebook's run grows over a few cycles.
@@ -303,9 +305,11 @@ TEST(Outage, ApiserverDownIsReportedHonestlyAndTheLastGoodDataStays) {
     interval_values += "_ ";
   }
   for (const Observed& o : seen) {
+    ASSERT_EQ(o.interval, 1) << "gpuattr_cycle_interval_seconds is not the --interval";
     up_values += std::to_string(static_cast<int>(o.cluster_up)) + " ";
     ts_values += std::to_string(static_cast<long long>((o.last_cycle - base) * 60)) + " ";
-    interval_values += "60 ";
+    // The published interval, scaled as the timestamps are.
+    interval_values += std::to_string(static_cast<long long>(o.interval * 60)) + " ";
   }
   std::ofstream(dir / "rules.yml") << ShippedRules({"GpuattrClusterDown", "GpuattrStale"});
   std::ofstream(dir / "test.yml")

@@ -23,6 +23,7 @@ inline model::Snapshot RichSnapshot() {
   a.latest.up = true;
   a.cycles = 3;
   a.cycle_duration_seconds = 0.25;
+  a.interval_seconds = 20;
   a.last_success_unix_seconds = 1764460800;
   a.last_attempt_unix_seconds = 1764460800;
   a.latest.apiserver_requests[{"list", "pods", "200"}] = 2;

@@ -136,6 +136,20 @@ TEST(MetricsFamilies, VanishedClusterVanishesAndEmptyFamiliesAreLeftOut) {
   EXPECT_THAT(p, HasSubstr("gpuattr_cluster_up{cluster=\"c\"} 0\n"));
   EXPECT_THAT(p, Not(HasSubstr("gpuattr_cycle_duration_seconds")));
   EXPECT_THAT(p, Not(HasSubstr("gpuattr_last_cycle_timestamp_seconds")));
+  EXPECT_THAT(p, Not(HasSubstr("gpuattr_cycle_interval_seconds")));
+}
+
+// The configured interval is published from before the first cycle on (GpuattrStale divides the
+// data's age by it, docs/alerts.md#gpuattrstale); a snapshot that does not know it leaves it out.
+TEST(MetricsFamilies, CycleIntervalIsPublishedWhenKnown) {
+  model::Snapshot s;
+  s.clusters.push_back(Pending("lab"));
+  s.clusters.back().interval_seconds = 600;
+  s.clusters.push_back(Pending("old"));
+  const std::string text = RenderText(s);
+  EXPECT_THAT(text, HasSubstr("# TYPE gpuattr_cycle_interval_seconds gauge\n"));
+  EXPECT_THAT(text, HasSubstr("gpuattr_cycle_interval_seconds{cluster=\"lab\"} 600\n"));
+  EXPECT_THAT(text, Not(HasSubstr("gpuattr_cycle_interval_seconds{cluster=\"old\"}")));
 }
 
 TEST(ReportStatusPage, EscapesEverythingFromTheSnapshot) {

@@ -20,6 +20,9 @@ struct LoopOptions {
   // A cluster whose cycles fail keeps its last good output published for this long after its
   // last successful cycle; then the output is dropped (docs/design.md#honest-status).
   std::chrono::milliseconds stale_after{std::chrono::minutes(5)};
+  // The configured interval (--interval), published as gpuattr_cycle_interval_seconds; 0 leaves
+  // it out.
+  std::chrono::milliseconds interval{0};
 };
 
 // What the loop keeps per cluster and how a cycle's result lands in it (pure; exposed for tests):

@@ -65,7 +65,10 @@ struct ClusterSnapshot {
   std::optional<double> last_success_unix_seconds;
   std::optional<double> last_attempt_unix_seconds;  // end of the latest cycle, good or bad
   double cycle_duration_seconds = 0;                // of the latest cycle
-  uint64_t cycles = 0;                              // cycles run so far
+  // The configured interval between cycles (--interval); 0 when unknown (tests that build a
+  // snapshot by hand). Published for staleness alerts (docs/alerts.md#gpuattrstale).
+  double interval_seconds = 0;
+  uint64_t cycles = 0;  // cycles run so far
   // The latest cycle's status; its discovery and output are the latest that exist (a failed
   // cycle keeps the last good ones published).
   CycleResult latest;
