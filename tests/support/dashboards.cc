@@ -128,6 +128,58 @@ std::set<std::string> GpuattrMetricNames(std::string_view expr) {
   return out;
 }
 
+std::set<std::string> MetricNames(std::string_view expr) {
+  static const std::regex quoted(R"("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')");
+  static const std::regex braces(R"(\{[^}]*\}|\[[^\]]*\])");
+  static const std::regex label_list(
+      R"(\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\))");
+  // label_values(metric, label) selects `metric`; label_values(label) selects nothing.
+  static const std::regex label_values(R"(\blabel_values\s*\(([^,()]*)(,[^()]*)?\))");
+  // The "(" of a function is looked at, not taken: it may open an argument that is a name.
+  static const std::regex name(
+      R"((^|[^\w$.:])([a-zA-Z_:][a-zA-Z0-9_:]*)(?![a-zA-Z0-9_:])(?=(\s*\()?))");
+  static const std::set<std::string> keywords = {
+      "and",   "or", "unless",  "bool", "offset",   "inf",        "nan",
+      "atan2", "by", "without", "on",   "ignoring", "group_left", "group_right"};
+  std::string s = std::regex_replace(std::string(expr), quoted, "\"\"");
+  s = std::regex_replace(s, braces, " ");
+  s = std::regex_replace(s, label_list, " ");
+  std::smatch lv;
+  std::string rest;
+  while (std::regex_search(s, lv, label_values)) {
+    rest += lv.prefix().str() + " ";
+    if (lv[2].matched) rest += lv[1].str();
+    rest += " ";
+    s = lv.suffix().str();
+  }
+  s = rest + s;
+  std::set<std::string> out;
+  for (auto it = std::sregex_iterator(s.begin(), s.end(), name); it != std::sregex_iterator();
+       ++it) {
+    if ((*it)[3].matched) continue;  // a function or an aggregation
+    const std::string n = (*it)[2].str();
+    if (!keywords.count(n)) out.insert(n);
+  }
+  return out;
+}
+
+std::vector<PanelQuery> DashboardVariableQueries(const nlohmann::json& dashboard,
+                                                 const std::string& file) {
+  std::vector<PanelQuery> out;
+  if (!dashboard.contains("templating")) return out;
+  for (const auto& v : dashboard["templating"].value("list", nlohmann::json::array())) {
+    if (v.value("type", "") != "query") continue;
+    const nlohmann::json& q = v.contains("query") ? v["query"] : nlohmann::json();
+    PanelQuery pq;
+    pq.dashboard = file;
+    pq.panel_title = "variable: " + v.value("name", "");
+    pq.expr = q.is_string() ? q.get<std::string>() : q.is_object() ? q.value("query", "") : "";
+    if (pq.expr.empty()) pq.expr = v.value("definition", "");
+    out.push_back(std::move(pq));
+  }
+  return out;
+}
+
 std::string SubstituteVariables(std::string expr,
                                 const std::map<std::string, std::string>& values) {
   std::vector<std::pair<std::string, std::string>> by_length(values.begin(), values.end());

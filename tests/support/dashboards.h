@@ -44,6 +44,16 @@ Result<std::vector<std::string>> RuleExpressions(const std::filesystem::path& pa
 // gpuattr_* metric names in a PromQL expression (identifiers, not label values).
 std::set<std::string> GpuattrMetricNames(std::string_view expr);
 
+// Every metric name a PromQL expression (or a Grafana label_values() variable query) selects,
+// whatever its prefix: identifiers that are not functions, keywords, label names (in {}, by(),
+// on() ...) or label_values' label argument.
+std::set<std::string> MetricNames(std::string_view expr);
+
+// The PromQL of a dashboard's query variables (templating), as PanelQuery with panel_title
+// "variable: <name>".
+std::vector<PanelQuery> DashboardVariableQueries(const nlohmann::json& dashboard,
+                                                 const std::string& file);
+
 // Replaces $name and ${name} for each entry of `values` (longest names first, so $__range_s is
 // not taken for $__range).
 std::string SubstituteVariables(std::string expr, const std::map<std::string, std::string>& values);
