@@ -14,6 +14,7 @@
 #include <cstdlib>
 
 #include <atomic>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -511,6 +512,52 @@ TEST(DeployPrometheusRule, GeneratorChecksItsInputAndOutput) {
   Ran bad = Shell(gen + " --alerts " + Quote(dir / "bad.yml") + " --stdout");
   EXPECT_NE(bad.code, 0);
   EXPECT_THAT(bad.err, HasSubstr("extra"));
+  fs::remove_all(dir);
+}
+
+// The shipped rules retargeted without sed (docs/alerts.md#parameters): another scrape job and
+// runbook base, as a PrometheusRule or a plain rule file; an alert off the one base is refused.
+TEST(DeployPrometheusRule, GeneratorRetargetsJobAndRunbookBase) {
+  if (Shell(std::string(kPython) + " -c 'import yaml'").code != 0)
+    GTEST_SKIP() << kPython
+                 << " cannot import yaml: install python3-yaml (scripts/install-deps.sh)";
+  const std::string gen =
+      std::string(kPython) + " " + Quote(SourceDir() / "scripts" / "gen-prometheusrule.py");
+  Ran plain = Shell(gen + " --stdout --format rules --job gpu-team/gpuattr --runbook-url-base " +
+                    "https://wiki.example/gpuattr");
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  const YAML::Node rules = YAML::Load(plain.out);
+  const YAML::Node shipped =
+      YAML::LoadFile((SourceDir() / "config" / "prometheus" / "gpuattr-alerts.yml").string());
+  ASSERT_EQ(rules["groups"].size(), shipped["groups"].size());
+  size_t alerts = 0, job_rules = 0;
+  for (const auto& g : rules["groups"])
+    for (const auto& r : g["rules"]) {
+      if (!r["alert"]) continue;
+      ++alerts;
+      std::string name = Str(r["alert"]);
+      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      EXPECT_EQ(Str(r["annotations"]["runbook_url"]), "https://wiki.example/gpuattr#" + name);
+      const std::string expr = Str(r["expr"]);
+      EXPECT_EQ(expr.find("job=\"gpuattr\""), std::string::npos) << expr;
+      if (expr.find("job=\"gpu-team/gpuattr\"") != std::string::npos) ++job_rules;
+    }
+  EXPECT_GE(alerts, 14u);
+  EXPECT_EQ(job_rules, 2u) << "GpuattrDown and GpuattrTargetMissing watch the job";
+  Ran wrapped = Shell(gen + " --stdout --runbook-url-base https://wiki.example/gpuattr");
+  ASSERT_EQ(wrapped.code, 0) << wrapped.err;
+  EXPECT_THAT(wrapped.out, HasSubstr("kind: PrometheusRule"));
+  EXPECT_THAT(wrapped.out, HasSubstr("https://wiki.example/gpuattr#gpuattrstale"));
+
+  char tmpl[] = "/tmp/gpuattr-genrule-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const fs::path dir = tmpl;
+  std::ofstream(dir / "alerts.yml") << "groups:\n  - name: g\n    rules:\n      - alert: A\n"
+                                    << "        expr: up == 0\n        annotations:\n"
+                                    << "          runbook_url: https://elsewhere.example/a\n";
+  Ran off_base = Shell(gen + " --stdout --alerts " + Quote(dir / "alerts.yml"));
+  EXPECT_NE(off_base.code, 0);
+  EXPECT_THAT(off_base.err, HasSubstr("alert A: runbook_url"));
   fs::remove_all(dir);
 }
 
