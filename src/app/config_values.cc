@@ -54,6 +54,27 @@ Result<log::Level> ParseLogLevel(std::string_view text) {
   return level;
 }
 
+Result<log::LineFormat> ParseLogFormat(std::string_view text) {
+  log::LineFormat format;
+  if (!log::ParseLineFormat(text, format))
+    return Invalid("unknown log format " + Quote(text) + " (use logfmt or json)");
+  return format;
+}
+
+Result<std::string> ParseTelemetryPath(std::string_view text) {
+  if (text.empty() || text[0] != '/')
+    return Invalid("telemetry path " + Quote(text) + " must start with /");
+  if (text.size() > 256) return Invalid("telemetry path longer than 256 bytes");
+  for (char c : text)
+    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f || c == '?' || c == '#' || c == '%')
+      return Invalid("telemetry path " + Quote(text) +
+                     " may not contain spaces, control characters, ?, # or %");
+  for (std::string_view taken : {"/", "/healthz", "/readyz", "/snapshot.json", "/snapshot.md"})
+    if (text == taken)
+      return Invalid("telemetry path " + Quote(text) + " is taken by another endpoint");
+  return std::string(text);
+}
+
 Result<milliseconds> ParsePositiveDuration(std::string_view text) {
   auto d = ParseDuration(text);
   if (!d.ok()) return d;

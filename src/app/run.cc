@@ -245,6 +245,7 @@ void CycleLoop::RunUntilShutdown(std::chrono::milliseconds interval) {
 
 int Run(const Config& config, const SessionFactory& factory, std::ostream& out, std::ostream& err) {
   log::SetLevel(config.log_level);
+  log::SetLineFormat(config.log_format);
   TuneAllocator();
   Shutdown& shutdown = Shutdown::Instance();
   if (Status s = shutdown.Install(); !s) {
@@ -307,6 +308,7 @@ int Run(const Config& config, const SessionFactory& factory, std::ostream& out, 
   so.tls = std::move(security->tls);
   so.users = std::move(security->users);
   so.page_refresh_seconds = std::chrono::duration<double>(config.interval).count();
+  so.metrics_path = config.web.telemetry_path;
   auto server = http::MetricsServer::Start(so, store);
   if (!server.ok()) {
     err << "gpuattr: " << server.error().message << "\n";

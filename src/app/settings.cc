@@ -208,6 +208,15 @@ std::vector<Setting> CycleSettings() {
              .default_text = "info",
              .example = "--log.level debug"},
             MEMBER(log_level), ParseLogLevel),
+      Value({.key = "log.format",
+             .flag = "log.format",
+             .value_name = "FORMAT",
+             .group = G::kCycle,
+             .help = "logfmt or json: one logfmt line or one JSON object per event on stderr, "
+                     "with the same fields (ts, level, msg, then the event's).",
+             .default_text = "logfmt",
+             .example = "--log.format json"},
+            MEMBER(log_format), ParseLogFormat),
   };
 }
 
@@ -224,6 +233,14 @@ std::vector<Setting> ServerSettings() {
              .default_text = "127.0.0.1:9787",
              .example = "--web.listen-address :9787"},
             MEMBER(web.listen_address), ListenAddressText),
+      Value({.key = "web.telemetry_path",
+             .flag = "web.telemetry-path",
+             .value_name = "PATH",
+             .group = G::kServer,
+             .help = "the path the metrics are served at; /metrics then answers 404.",
+             .default_text = "/metrics",
+             .example = "--web.telemetry-path /gpuattr/metrics"},
+            MEMBER(web.telemetry_path), ParseTelemetryPath),
       Value({.key = "web.config_file",
              .flag = "web.config.file",
              .value_name = "FILE",

@@ -132,7 +132,7 @@ std::string_view Response::NextBodyPiece() {
 
 Response Serve(const RequestHead& req, const RouteContext& ctx, bool close) {
   const std::string& path = req.path;
-  if (path == "/metrics") return Metrics(req, ctx, close);
+  if (path == ctx.view.metrics_path) return Metrics(req, ctx, close);
   if (path == "/healthz") return Body(req, close, 200, "ok\n", kTextType);
   if (path == "/readyz") {
     if (ctx.store->Get()->complete) return Body(req, close, 200, "ready\n", kTextType);

@@ -165,6 +165,7 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(
   impl->routes.store = impl->store.get();
   impl->routes.clock = opt.clock ? opt.clock : &SystemClock();
   impl->routes.view.refresh_seconds = opt.page_refresh_seconds;
+  impl->routes.view.metrics_path = opt.metrics_path;
 
   auto fd = Listen(opt.host, opt.port);
   if (!fd.ok()) return fd.error();
@@ -194,7 +195,8 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(
   log::Info("serving", {{"address", Address(opt.host, impl->port)},
                         {"tls", opt.tls ? "true" : "false"},
                         {"basic_auth", opt.users.empty() ? "false" : "true"},
-                        {"host_check", impl->loopback ? "loopback names only" : "off"}});
+                        {"host_check", impl->loopback ? "loopback names only" : "off"},
+                        {"telemetry_path", opt.metrics_path}});
   return std::unique_ptr<MetricsServer>(new MetricsServer(std::move(impl)));
 }
 

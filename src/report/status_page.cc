@@ -273,7 +273,9 @@ std::string RenderStatusPage(const StatusView& v) {
   h += HtmlEscape(UtcText(v.generated_unix));
   if (v.refresh_seconds > 0)
     h += " &middot; reloads every " + HtmlEscape(DurationText(v.refresh_seconds));
-  h += "</span><span class=\"meta\"><a href=\"/metrics\">/metrics</a> &middot; <a "
+  h += "</span><span class=\"meta\"><a href=\"" + HtmlEscape(v.metrics_path) + "\">" +
+       HtmlEscape(v.metrics_path) +
+       "</a> &middot; <a "
        "href=\"/snapshot.json\">/snapshot.json</a> &middot; <a "
        "href=\"/snapshot.md\">/snapshot.md</a> "
        "&middot; <a href=\"/healthz\">/healthz</a> &middot; <a href=\"/readyz\">/readyz</a> "

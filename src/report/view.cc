@@ -309,6 +309,7 @@ StatusView BuildStatusView(const model::Snapshot& s, double now, const ViewOptio
   v.generated_unix = now;
   v.complete = s.complete;
   v.refresh_seconds = options.refresh_seconds;
+  v.metrics_path = options.metrics_path;
   v.multi_cluster = s.clusters.size() > 1;
   for (const model::ClusterSnapshot& c : s.clusters) {
     v.clusters.push_back(MakeClusterRow(c, now));

@@ -47,6 +47,9 @@ struct BasicAuthUser {
 
 struct WebConfig {
   std::string listen_address;
+  // Where the exposition is served (--web.telemetry-path, default /metrics); the old path then
+  // answers 404 (docs/app.md#endpoints).
+  std::string telemetry_path;
   // The exporter-toolkit web config file (TLS, bcrypt basic auth; app/web_config.h). Read at
   // start by Run; exclusive with the deprecated keys below.
   std::string config_file;
@@ -134,6 +137,7 @@ struct Config {
   WebConfig web;
   std::vector<TargetPin> targets;
   log::Level log_level{};
+  log::LineFormat log_format{};  // logfmt or json lines on stderr
   std::string state_file;  // "" → $XDG_STATE_HOME/gpuattr/state.json, else ~/.local/state/...
   ScrapeConfig scrape;
   IdleConfig idle;

@@ -53,6 +53,7 @@ struct ServerOptions {
   std::vector<BcryptUser> users;    // non-empty: basic auth on every path
   Clock* clock = nullptr;           // the status page's "ago" times; SystemClock() when null
   double page_refresh_seconds = 0;  // the status page reloads itself this often (the interval)
+  std::string metrics_path = "/metrics";  // --web.telemetry-path; any other path 404s
   ServerLimits limits;
 };
 

@@ -27,6 +27,7 @@ namespace gpuattr::report {
 struct ViewOptions {
   size_t top_pods = 10;        // rows of each "top pods" list
   double refresh_seconds = 0;  // the page reloads itself this often (the cycle interval); 0: never
+  std::string metrics_path = "/metrics";  // where the exposition is served (--web.telemetry-path)
 };
 
 struct ClusterRow {
@@ -172,6 +173,7 @@ struct DiscoveryRow {
 struct StatusView {
   double generated_unix = 0;  // the `now` it was built for
   bool complete = false;      // false before the first cycle ended
+  std::string metrics_path = "/metrics";
   double refresh_seconds = 0;
   Totals totals;
   std::vector<ClusterRow> clusters;

@@ -1,4 +1,6 @@
-// logfmt logging on stderr with levels: `ts=... level=warn msg="..." key=value ...`.
+// Logging on stderr with levels, one line per event: logfmt (`ts=... level=warn msg="..."
+// key=value ...`) or, with --log.format json, one JSON object with the same fields in the same
+// order (`{"ts":"...","level":"warn","msg":"...","key":"value"}`, every value a string).
 // Never pass a secret (token, key, certificate data) as a field: nothing here can tell.
 #pragma once
 
@@ -11,6 +13,7 @@
 namespace gpuattr::log {
 
 enum class Level { kDebug = 0, kInfo = 1, kWarn = 2, kError = 3 };
+enum class LineFormat { kLogfmt, kJson };
 
 struct Field {
   std::string key;
@@ -28,6 +31,11 @@ void SetLevel(Level level);
 Level GetLevel();
 bool Enabled(Level level);
 
+// "logfmt", "json"; false when the name is unknown.
+bool ParseLineFormat(std::string_view name, LineFormat& out);
+void SetLineFormat(LineFormat format);
+LineFormat GetLineFormat();
+
 // Replaces where finished lines go (stderr by default); tests capture lines with it.
 using Sink = std::function<void(std::string_view line)>;
 void SetSink(Sink sink);
@@ -35,6 +43,8 @@ void ResetSink();
 
 // Formats one logfmt line (without the trailing newline); values are quoted when needed.
 std::string Format(Level level, std::string_view msg, std::initializer_list<Field> fields);
+// The same line as one JSON object (without the trailing newline).
+std::string FormatJson(Level level, std::string_view msg, std::initializer_list<Field> fields);
 
 void Write(Level level, std::string_view msg, std::initializer_list<Field> fields = {});
 inline void Debug(std::string_view msg, std::initializer_list<Field> f = {}) {
