@@ -165,6 +165,10 @@ Result<Config> LoadConfig(const CommandLine& flags, std::string_view file_name,
     return Invalid(
         "web.config_file (--web.config.file) replaces the deprecated web.tls and web.basic_auth: "
         "set TLS and users in the web config file only (docs/app.md)");
+  if (!cfg.metric_allowlist.empty() && !cfg.metric_denylist.empty())
+    return Invalid(
+        "metric_allowlist (--metric-allowlist) and metric_denylist (--metric-denylist) are "
+        "mutually exclusive, as in kube-state-metrics: set only one of them");
   if (!cfg.cluster_name.empty() && cfg.clusters.size() > 1)
     return Invalid((flags.Has("cluster.name") ? std::string("--cluster.name")
                                               : std::string(file_name) + ": cluster_name") +

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "config_values.h"
+#include "gpuattr/metrics/family_filter.h"
 #include "gpuattr/util/strings.h"
 
 namespace gpuattr::app {
@@ -59,6 +60,12 @@ Result<log::LineFormat> ParseLogFormat(std::string_view text) {
   if (!log::ParseLineFormat(text, format))
     return Invalid("unknown log format " + Quote(text) + " (use logfmt or json)");
   return format;
+}
+
+Result<std::string> ParseMetricPattern(std::string_view text) {
+  auto f = metrics::FamilyFilter::Make({}, {std::string(text)});
+  if (!f.ok()) return f.error();
+  return std::string(text);
 }
 
 Result<std::string> ParseTelemetryPath(std::string_view text) {

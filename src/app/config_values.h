@@ -17,6 +17,8 @@ Result<int> ParseInt(std::string_view text, int min, int max);
 Result<double> ParseRatio(std::string_view text);  // 0..1
 Result<log::Level> ParseLogLevel(std::string_view text);
 Result<log::LineFormat> ParseLogFormat(std::string_view text);
+// One item of --metric-allowlist / --metric-denylist: a regular expression.
+Result<std::string> ParseMetricPattern(std::string_view text);
 // An absolute URL path other than those of the status page, health and snapshot endpoints.
 Result<std::string> ParseTelemetryPath(std::string_view text);
 Result<milliseconds> ParsePositiveDuration(std::string_view text);

@@ -262,6 +262,12 @@ int Run(const Config& config, const SessionFactory& factory, std::ostream& out, 
     return ExitCodeFor(sessions.error());
   }
   auto store = std::make_shared<metrics::SnapshotStore>();
+  auto filter = metrics::FamilyFilter::Make(config.metric_allowlist, config.metric_denylist);
+  if (!filter.ok()) {  // LoadConfig checked both lists: not expected
+    err << "gpuattr: " << filter.error().message << "\n";
+    return kExitUsage;
+  }
+  store->SetFamilyFilter(std::move(*filter));
   LoopOptions loop_options;
   loop_options.stale_after = config.stale_after;
   loop_options.interval = config.interval;

@@ -272,6 +272,59 @@ std::vector<Setting> ServerSettings() {
   };
 }
 
+// metric_allowlist[i] / metric_denylist[i]: a regular expression over family names.
+Result<std::string> MetricPatternItem(const yaml::Reader& r, const YAML::Node& node,
+                                      const std::string& path) {
+  if (!node.IsScalar()) return r.Fail(path, "expected a regular expression over family names");
+  return r.Parse(node, path, ParseMetricPattern);
+}
+
+// --metric-allowlist a,b (kube-state-metrics' syntax: comma-separated; repeating the flag adds).
+template <typename Get>
+std::function<Status(const std::vector<std::string>&, Config&)> CommaSeparated(Get get) {
+  return [get](const std::vector<std::string>& values, Config& cfg) -> Status {
+    std::vector<std::string> items;
+    for (std::string_view v : values)
+      for (size_t start = 0; start <= v.size();) {
+        size_t comma = v.find(',', start);
+        if (comma == std::string_view::npos) comma = v.size();
+        GPUATTR_ASSIGN_OR_RETURN(auto one,
+                                 ParseMetricPattern(Trim(v.substr(start, comma - start))));
+        items.push_back(std::move(one));
+        start = comma + 1;
+      }
+    get(cfg) = std::move(items);
+    return Status::Ok();
+  };
+}
+
+std::vector<Setting> MetricSelectionSettings() {
+  return {
+      List({.key = "metric_allowlist",
+            .flag = "metric-allowlist",
+            .value_name = "REGEXES",
+            .group = G::kServer,
+            .help = "serve only the families whose name matches one of these comma-separated "
+                    "regular expressions (unanchored, as kube-state-metrics matches them: "
+                    "^gpuattr_pod_.*$). Not with --metric-denylist; process_* always stays.",
+            .default_text = "[]",
+            .default_help = "every family.",
+            .example = "--metric-allowlist '^gpuattr_(namespace|pod)_.*'"},
+           MEMBER(metric_allowlist), MetricPatternItem, CommaSeparated(MEMBER(metric_allowlist))),
+      List({.key = "metric_denylist",
+            .flag = "metric-denylist",
+            .value_name = "REGEXES",
+            .group = G::kServer,
+            .help = "serve every family but those whose name matches one of these "
+                    "comma-separated regular expressions (as --metric-allowlist). Not with "
+                    "--metric-allowlist.",
+            .default_text = "[]",
+            .default_help = "none.",
+            .example = "--metric-denylist '_active_ratio$'"},
+           MEMBER(metric_denylist), MetricPatternItem, CommaSeparated(MEMBER(metric_denylist))),
+  };
+}
+
 std::vector<Setting> OnceAndShardSettings() {
   return {
       Switch({.flag = "once",
@@ -441,8 +494,9 @@ std::vector<Setting> GeneralSettings() {
 
 std::vector<Setting> MakeSettings() {
   std::vector<Setting> all;
-  for (auto part : {ClusterSettings, CycleSettings, ServerSettings, OnceAndShardSettings,
-                    ScrapeSettings, DiscoveryAndIdleSettings, GeneralSettings})
+  for (auto part :
+       {ClusterSettings, CycleSettings, ServerSettings, MetricSelectionSettings,
+        OnceAndShardSettings, ScrapeSettings, DiscoveryAndIdleSettings, GeneralSettings})
     for (Setting& s : part()) all.push_back(std::move(s));
   return all;
 }

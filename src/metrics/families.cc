@@ -55,14 +55,16 @@ bool Labels::Insert(std::string_view name, std::string_view value) {
   return true;
 }
 
-ExpositionText RenderChunks(const model::Snapshot& snapshot, size_t size_hint) {
-  TextWriter w(kGroups, size_hint);
+ExpositionText RenderChunks(const model::Snapshot& snapshot, size_t size_hint,
+                            const FamilyFilter* filter) {
+  TextWriter w(kGroups, size_hint, filter);
   for (const FamilyGroup* g : kGroups) g->build(snapshot, w);
   return std::move(w).FinishChunks();
 }
 
 bool RenderGroupByGroup(const model::Snapshot& snapshot,
-                        const std::function<void(std::string_view)>& sink, size_t& largest_group) {
+                        const std::function<void(std::string_view)>& sink, size_t& largest_group,
+                        const FamilyFilter* filter) {
   // A family tabled in two groups would be written where its first group is: not group by group.
   static const bool disjoint = [] {
     std::unordered_set<std::string_view> names;
@@ -77,7 +79,7 @@ bool RenderGroupByGroup(const model::Snapshot& snapshot,
   size_t largest = 0;
   for (const FamilyGroup* g : kGroups) {
     const FamilyGroup* one[] = {g};
-    TextWriter w(one, std::move(buffer));
+    TextWriter w(one, std::move(buffer), filter);
     g->build(snapshot, w);
     if (w.has_undeclared()) return false;
     buffer = std::move(w).FinishInto(sink);
@@ -87,6 +89,8 @@ bool RenderGroupByGroup(const model::Snapshot& snapshot,
   return true;
 }
 
-std::string RenderText(const model::Snapshot& snapshot) { return RenderChunks(snapshot).Join(); }
+std::string RenderText(const model::Snapshot& snapshot, const FamilyFilter* filter) {
+  return RenderChunks(snapshot, 0, filter).Join();
+}
 
 }  // namespace gpuattr::metrics

@@ -15,6 +15,11 @@ SnapshotStore::SnapshotStore(std::function<void()> before_swap)
       current_(std::make_shared<const model::Snapshot>()),
       exposition_(std::make_shared<const Exposition>(MakeExposition(ExpositionText()))) {}
 
+void SnapshotStore::SetFamilyFilter(FamilyFilter filter) {
+  std::lock_guard<std::mutex> rendering(render_mu_);
+  filter_ = std::move(filter);
+}
+
 std::shared_ptr<const model::Snapshot> SnapshotStore::Get() const {
   std::lock_guard<std::mutex> lock(mu_);
   return current_;
@@ -42,11 +47,11 @@ void SnapshotStore::Publish(std::shared_ptr<const model::Snapshot> snapshot) {
           builder.Add(piece);
           gzip_time += Clock::now() - g0;
         },
-        largest_group_);
+        largest_group_, &filter_);
     if (streamed) {
       bytes = std::make_shared<const Exposition>(std::move(builder).Finish());
     } else {  // a family outside its group: rendered whole, in RenderChunks' order
-      ExpositionText text = RenderChunks(*snapshot, GetExposition()->text_size);
+      ExpositionText text = RenderChunks(*snapshot, GetExposition()->text_size, &filter_);
       const auto g0 = Clock::now();
       bytes = std::make_shared<const Exposition>(
           MakeExposition(std::move(text), kGzipLevel, /*keep_text=*/false));

@@ -1,5 +1,7 @@
 #include "gpuattr/metrics/text_writer.h"
 
+#include "gpuattr/metrics/family_filter.h"
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -248,15 +250,18 @@ std::string EscapeHelp(std::string_view help) {
   return out;
 }
 
-TextWriter::TextWriter(std::span<const FamilyGroup* const> groups, size_t size_hint) {
+TextWriter::TextWriter(std::span<const FamilyGroup* const> groups, size_t size_hint,
+                       const FamilyFilter* filter)
+    : filter_(filter && !filter->keeps_everything() ? filter : nullptr) {
   for (const FamilyGroup* g : groups)
     for (const FamilySpec& spec : g->families) Find(spec);
   declared_ = families_.size();
   if (size_hint > 0) text_.Reserve(size_hint + size_hint / 16);
 }
 
-TextWriter::TextWriter(std::span<const FamilyGroup* const> groups, TextBuffer buffer)
-    : TextWriter(groups) {
+TextWriter::TextWriter(std::span<const FamilyGroup* const> groups, TextBuffer buffer,
+                       const FamilyFilter* filter)
+    : TextWriter(groups, 0, filter) {
   text_ = std::move(buffer);
   text_.Clear();
 }
@@ -335,7 +340,7 @@ TextWriter::Family& TextWriter::Find(const FamilySpec& spec) {
   auto it = index_.find(spec.name);
   if (it == index_.end()) {  // not tabled: kept (at the end) rather than lost
     it = index_.emplace(spec.name, families_.size()).first;
-    Family f{spec, {}, {}};
+    Family f{spec, {}, {}, filter_ && !filter_->Includes(spec.name)};
     std::string& header = f.header;
     if (!spec.help.empty()) {  // as prometheus-cpp: no HELP line for an empty help
       header += "# HELP ";
@@ -355,6 +360,7 @@ TextWriter::Family& TextWriter::Find(const FamilySpec& spec) {
 
 void TextWriter::Add(const FamilySpec& spec, const Labels& labels, double value) {
   Family& f = Find(spec);
+  if (f.dropped) return;
   TextBuffer& b = text_;
   if (f.runs.empty() || f.runs.back().end != b.size()) {  // another family wrote since
     const size_t begin = b.size();

@@ -138,6 +138,10 @@ struct Config {
   std::vector<TargetPin> targets;
   log::Level log_level{};
   log::LineFormat log_format{};  // logfmt or json lines on stderr
+  // Families the exposition carries (regexes, as kube-state-metrics' flags; mutually exclusive;
+  // metrics/family_filter.h). Empty: every family.
+  std::vector<std::string> metric_allowlist;
+  std::vector<std::string> metric_denylist;
   std::string state_file;  // "" → $XDG_STATE_HOME/gpuattr/state.json, else ~/.local/state/...
   ScrapeConfig scrape;
   IdleConfig idle;

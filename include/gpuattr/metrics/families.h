@@ -114,9 +114,12 @@ struct FamilyGroup {
 // The table of groups, in output order.
 std::span<const FamilyGroup* const> FamilyGroups();
 
+class FamilyFilter;  // metrics/family_filter.h
+
 // Prometheus text format 0.0.4 of every group of the table, streamed by TextWriter: the bytes
-// /metrics serves for this snapshot (SnapshotStore keeps them rendered, metrics/store.h).
-std::string RenderText(const model::Snapshot& snapshot);
+// /metrics serves for this snapshot (SnapshotStore keeps them rendered, metrics/store.h), without
+// the families `filter` excludes (null: none).
+std::string RenderText(const model::Snapshot& snapshot, const FamilyFilter* filter = nullptr);
 
 // Groups (one file each).
 extern const FamilyGroup kSelfMetricsGroup;  // self_metrics.cc

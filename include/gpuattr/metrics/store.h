@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "gpuattr/metrics/exposition.h"
+#include "gpuattr/metrics/family_filter.h"
 #include "gpuattr/model/snapshot.h"
 
 namespace gpuattr::metrics {
@@ -19,6 +20,10 @@ class SnapshotStore {
   SnapshotStore();
   // `before_swap` (a test seam) runs after a rendering, before the new snapshot becomes visible.
   explicit SnapshotStore(std::function<void()> before_swap);
+
+  // The families the exposition leaves out (--metric-allowlist / --metric-denylist); set before
+  // the first Publish.
+  void SetFamilyFilter(FamilyFilter filter);
 
   std::shared_ptr<const model::Snapshot> Get() const;
   std::shared_ptr<const Exposition> GetExposition() const;
@@ -30,6 +35,7 @@ class SnapshotStore {
 
  private:
   std::function<void()> before_swap_;
+  FamilyFilter filter_;
   std::mutex render_mu_;      // one rendering at a time, in Publish order
   size_t largest_group_ = 0;  // the previous rendering's largest group of families, in bytes
   mutable std::mutex mu_;

@@ -75,9 +75,12 @@ class TextWriter final : public FamilyWriter {
   TextWriter() = default;
   // Declares the families of `groups` in table order first. `size_hint`: the text's expected
   // length (the previous rendering's), reserved at once so that the buffer need not grow.
-  explicit TextWriter(std::span<const FamilyGroup* const> groups, size_t size_hint = 0);
+  // `filter` (kept by pointer; null: every family) drops the families it excludes.
+  explicit TextWriter(std::span<const FamilyGroup* const> groups, size_t size_hint = 0,
+                      const FamilyFilter* filter = nullptr);
   // The same, writing into `buffer` (cleared first): its memory, already touched, is reused.
-  TextWriter(std::span<const FamilyGroup* const> groups, TextBuffer buffer);
+  TextWriter(std::span<const FamilyGroup* const> groups, TextBuffer buffer,
+             const FamilyFilter* filter = nullptr);
   TextWriter(const TextWriter&) = delete;
   TextWriter& operator=(const TextWriter&) = delete;
 
@@ -101,6 +104,7 @@ class TextWriter final : public FamilyWriter {
     FamilySpec spec;
     std::string header;  // HELP and TYPE lines
     std::vector<Run> runs;
+    bool dropped = false;  // excluded by the filter: its series are not written
   };
   Family& Find(const FamilySpec& spec);
   TextBuffer text_;
@@ -108,12 +112,14 @@ class TextWriter final : public FamilyWriter {
   std::unordered_map<std::string_view, size_t> index_;
   size_t last_ = static_cast<size_t>(-1);
   size_t declared_ = 0;
+  const FamilyFilter* filter_ = nullptr;
 };
 
 // Every group of the table through TextWriter, unjoined: what SnapshotStore keeps and /metrics
 // serves (RenderText in families.h is the same text, joined). `size_hint` as for TextWriter.
 // Defined in families.cc.
-ExpositionText RenderChunks(const model::Snapshot& snapshot, size_t size_hint = 0);
+ExpositionText RenderChunks(const model::Snapshot& snapshot, size_t size_hint = 0,
+                            const FamilyFilter* filter = nullptr);
 
 // The same text, rendered one group at a time into one reused buffer and handed to `sink` piece
 // by piece as each group is done: the whole text never exists at once (at 1,000 nodes 48 MB of
@@ -122,7 +128,8 @@ ExpositionText RenderChunks(const model::Snapshot& snapshot, size_t size_hint = 
 // pieces, when a group added a family it does not declare: the caller then renders with
 // RenderChunks, whose order puts such a family last. Defined in families.cc.
 bool RenderGroupByGroup(const model::Snapshot& snapshot,
-                        const std::function<void(std::string_view)>& sink, size_t& largest_group);
+                        const std::function<void(std::string_view)>& sink, size_t& largest_group,
+                        const FamilyFilter* filter = nullptr);
 
 // The building blocks, tested on their own.
 //
