@@ -20,7 +20,11 @@ import sys
 
 OUT = pathlib.Path(__file__).resolve().parent / "dashboards"
 DS = {"type": "prometheus", "uid": "${datasource}"}
-C = 'cluster=~"$cluster"'
+# Every gpuattr selector filters on the job and instance too: two gpuattr processes feeding one
+# Prometheus (a workstation and an in-cluster one, or the shards of a sharded install) would
+# otherwise add up in every sum (docs/dashboards.md#jobs-and-instances).
+JI = 'job=~"$job", instance=~"$instance"'
+C = 'cluster=~"$cluster", ' + JI
 CN = C + ', namespace=~"$namespace"'
 CNN = CN + ', node=~"$node"'
 CNODE = C + ', node=~"$node"'
@@ -51,7 +55,10 @@ def link(title, uid, params):
     """A data link to another bundled dashboard carrying the time range and the data source.
     params: [(variable, value template)]."""
     query = "&".join(f"var-{k}={v}" for k, v in params)
-    return {"title": title, "url": f"/d/{uid}/{uid}?{query}&${{datasource:queryparam}}&${{__url_time_range}}"}
+    # The job and instance selection goes along as it is (every dashboard has both variables).
+    keep = "&${job:queryparam}&${instance:queryparam}"
+    return {"title": title,
+            "url": f"/d/{uid}/{uid}?{query}{keep}&${{datasource:queryparam}}&${{__url_time_range}}"}
 
 
 POD_LINK = ("pod", [link("Pods of ${__data.fields.namespace}", "gpuattr-pods", [
@@ -224,7 +231,9 @@ class Dashboard:
         out = [{"name": "datasource", "label": "data source", "type": "datasource", "query": "prometheus",
                 "current": {}, "hide": 0, "includeAll": False, "multi": False, "options": [], "refresh": 1,
                 "regex": "", "skipUrlSync": False}]
-        out.append(var("cluster", "cluster", "label_values(gpuattr_cluster_up, cluster)"))
+        out.append(var("job", "job", "label_values(gpuattr_build_info, job)"))
+        out.append(var("instance", "instance", 'label_values(gpuattr_build_info{job=~"$job"}, instance)'))
+        out.append(var("cluster", "cluster", f"label_values(gpuattr_cluster_up{{{JI}}}, cluster)"))
         scope = C
         if "namespace" in self.vars:
             out.append(var("namespace", "namespace", f"label_values({self.namespace_query}{{{scope}}}, namespace)"))

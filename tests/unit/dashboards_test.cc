@@ -176,7 +176,8 @@ TEST_P(Dashboards, PanelIdsAreUnique) {
 }
 
 TEST_P(Dashboards, QueryVariablesAreLabelValuesWithAll) {
-  EXPECT_TRUE(VariableNames(dashboard_).count("cluster")) << file_ << ": no variable cluster";
+  for (const char* var : {"job", "instance", "cluster"})
+    EXPECT_TRUE(VariableNames(dashboard_).count(var)) << file_ << ": no variable " << var;
   for (const auto& v : dashboard_["templating"]["list"]) {
     if (v.value("type", "") != "query") continue;
     const std::string definition = v.value("definition", "");
@@ -192,7 +193,7 @@ TEST_P(Dashboards, QueryVariablesAreLabelValuesWithAll) {
 // it.
 TEST_P(Dashboards, EveryFilterVariableIsUsedByEveryDataPanel) {
   const auto names = VariableNames(dashboard_);
-  for (const char* var : {"cluster", "namespace", "node"}) {
+  for (const char* var : {"job", "instance", "cluster", "namespace", "node"}) {
     if (!names.count(var)) continue;
     for (const json* p : AllPanels(dashboard_)) {
       if (!IsDataPanel(*p)) continue;
@@ -401,6 +402,9 @@ TEST(DashboardLinks, ReachBundledDashboardsAndTheirVariables) {
               EXPECT_TRUE(vars_by_uid[to].count((*it)[1]))
                   << from << ": link sets var-" << (*it)[1] << " that " << to << " lacks";
             EXPECT_NE(query.find("${datasource:queryparam}"), std::string::npos) << url;
+            // Two gpuattr jobs in one Prometheus: the selection of job and instance goes along.
+            EXPECT_NE(query.find("${job:queryparam}"), std::string::npos) << url;
+            EXPECT_NE(query.find("${instance:queryparam}"), std::string::npos) << url;
             EXPECT_NE(query.find("${__url_time_range}"), std::string::npos) << url;
           }
         }
