@@ -163,9 +163,9 @@ TEST(AlertRules, GpuattrDownWatchesTheBundledScrapeJob) {
       YAML::LoadFile((SourceDir() / "config" / "prometheus" / "prometheus.yml").string());
   ASSERT_EQ(config["scrape_configs"].size(), 1u);
   const std::string job = config["scrape_configs"][0]["job_name"].as<std::string>();
-  std::map<std::string, std::string> want = {{"GpuattrDown", "up{job=\"" + job + "\"} == 0"},
-                                             {"GpuattrTargetMissing",
-                                              "absent(up{job=\"" + job + "\"})"}};
+  std::map<std::string, std::string> want = {
+      {"GpuattrDown", "up{job=\"" + job + "\"} == 0"},
+      {"GpuattrTargetMissing", "absent(up{job=\"" + job + "\"})"}};
   for (const auto& r : Alerts()) {
     auto it = want.find(r.name);
     if (it == want.end()) continue;
