@@ -1,14 +1,21 @@
 // gpuattr: parse flags and config, run the application, map the outcome to an exit code.
 #include <csignal>
+#include <cstdlib>
 #include <iostream>
 
 #include "gpuattr/app/config.h"
+#include "gpuattr/app/process.h"
 #include "gpuattr/app/run.h"
 #include "gpuattr/app/session_factory.h"
 
 int main(int argc, char** argv) {
   using namespace gpuattr::app;
   std::signal(SIGPIPE, SIG_IGN);  // httplib writes to sockets peers may have closed
+  // Before any credential is read: tokens and keys must never reach a core file.
+  if (auto s = KeepSecretsOutOfCoreDumps(CoreDumpsAllowed(std::getenv(kAllowCoreDumpsEnv))); !s) {
+    std::cerr << "gpuattr: " << s.message() << "\n";
+    return kExitFailure;
+  }
   auto flags = ParseCommandLine(std::vector<std::string>(argv + 1, argv + argc));
   if (!flags.ok()) {
     std::cerr << "gpuattr: " << flags.error().message << " (see --help)\n";
@@ -28,5 +35,7 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   // The one place where cluster sessions come from: one kube-backed session per context.
-  return Run(*config, MakeKubeSessions, std::cout, std::cerr);
+  // SIGHUP reads the same flags and the config file again.
+  return Run(*config, MakeKubeSessions, std::cout, std::cerr,
+             [flags = *flags] { return LoadConfigFromFlags(flags); });
 }

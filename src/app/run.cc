@@ -3,6 +3,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -98,16 +99,21 @@ bool DropStale(model::ClusterSnapshot& c, double now_unix, double stale_after_se
 
 CycleLoop::CycleLoop(SessionList sessions, std::shared_ptr<metrics::SnapshotStore> store,
                      Clock& clock, LoopOptions options)
-    : sessions_(std::move(sessions)), store_(std::move(store)), clock_(clock), options_(options) {
+    : sessions_(std::move(sessions)),
+      store_(std::move(store)),
+      clock_(clock),
+      options_(options),
+      config_reload_(options.config_reload) {
   for (const auto& s : sessions_) {
     model::ClusterSnapshot c;
     c.cluster = s->Cluster();
     c.interval_seconds = Seconds(options_.interval);
     state_.push_back(std::move(c));
   }
-  // Before the first cycle: the clusters are known, nothing else (/readyz answers 503).
+  // Before the first cycle: the clusters are known, nothing else (/readyz answers 503). After a
+  // reload the store still holds the previous loop's snapshot, served until a cycle replaces it.
   std::lock_guard<std::mutex> lock(mu_);
-  PublishLocked(UnixSeconds(clock_.WallNow()));
+  if (options_.publish_at_start) PublishLocked(UnixSeconds(clock_.WallNow()));
 }
 
 CycleLoop::~CycleLoop() = default;
@@ -119,6 +125,7 @@ std::shared_ptr<const model::Snapshot> CycleLoop::PublishLocked(double now) {
   for (const auto& c : state_) snap->complete = snap->complete && c.cycles > 0;
   snap->generated_unix_seconds = now;
   snap->clusters = state_;
+  snap->config_reload = config_reload_;
   store_->Publish(snap);
   return snap;
 }
@@ -189,11 +196,13 @@ std::shared_ptr<const model::Snapshot> CycleLoop::RunOnce() {
 
 void CycleLoop::ClusterLoop(size_t i, std::chrono::milliseconds interval) {
   Shutdown& shutdown = Shutdown::Instance();
-  while (!shutdown.Requested()) {
+  while (!shutdown.Requested() && !stop_.load()) {
     const auto start = clock_.Now();
     model::CycleResult r = sessions_[i]->RunCycle();
     const double seconds = std::chrono::duration<double>(clock_.Now() - start).count();
-    if (shutdown.Requested()) break;  // a cycle cut short by the shutdown is not published
+    // A cycle cut short by the shutdown, or by a reload's cancel, is not published.
+    if (shutdown.Requested() || stop_.load()) break;
+    // A cycle that finished while a reload waits is published: its sessions were not cancelled.
     // What the cycle freed (bodies, readings, the stages' work) goes back before the rendering:
     // the peak RSS is reached while rendering, next to the previous exposition.
     ReleaseFreeMemory();
@@ -214,18 +223,44 @@ void CycleLoop::ClusterLoop(size_t i, std::chrono::milliseconds interval) {
                 {{"cluster", sessions_[i]->Cluster()}, {"interval", FormatDuration(interval)}});
       continue;
     }
-    shutdown.WaitFor(std::chrono::duration_cast<std::chrono::milliseconds>(next - now));
+    WaitUntil(next);
   }
 }
 
-void CycleLoop::RunUntilShutdown(std::chrono::milliseconds interval) {
+// Sleeps until `next`, a shutdown or a reload that ends the loop (stop_), in slices of at most a
+// second so that stop_ is seen even when it is set between a check and a wait. A reload request
+// wakes every waiter: this one waits for the decision, then sleeps on if the loop goes on.
+void CycleLoop::WaitUntil(std::chrono::steady_clock::time_point next) {
+  Shutdown& shutdown = Shutdown::Instance();
+  for (;;) {
+    if (shutdown.Requested() || stop_.load()) return;
+    const auto now = clock_.Now();
+    if (now >= next) return;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(next - now);
+    if (shutdown.WaitFor(std::min<std::chrono::milliseconds>(left, std::chrono::seconds(1))))
+      return;
+    while (shutdown.ReloadRequested() && !shutdown.Requested() && !stop_.load())
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+LoopEnd CycleLoop::RunUntilShutdown(std::chrono::milliseconds interval,
+                                    const std::function<bool()>& on_reload) {
   Shutdown& shutdown = Shutdown::Instance();
   std::vector<std::thread> clusters;
   clusters.reserve(sessions_.size());
   for (size_t i = 0; i < sessions_.size(); ++i)
     clusters.emplace_back([this, i, interval] { ClusterLoop(i, interval); });
   // Meanwhile: drop stale output on time, even while a cluster's cycle hangs.
+  stop_.store(false);
   while (!shutdown.WaitFor(std::chrono::seconds(1))) {
+    if (shutdown.ReloadRequested()) {
+      const bool stop = on_reload && on_reload();
+      if (stop) stop_.store(true);  // before the request clears: the waiters must see it
+      shutdown.TakeReload();
+      if (stop) break;
+      continue;
+    }
     std::lock_guard<std::mutex> lock(mu_);
     const double now = UnixSeconds(clock_.WallNow());
     bool dropped = false;
@@ -241,9 +276,23 @@ void CycleLoop::RunUntilShutdown(std::chrono::milliseconds interval) {
   for (auto& s : sessions_) cancels.emplace_back([&s] { s->Cancel(); });
   for (auto& t : cancels) t.join();
   for (auto& t : clusters) t.join();
+  return shutdown.Requested() ? LoopEnd::kShutdown : LoopEnd::kReload;
 }
 
-int Run(const Config& config, const SessionFactory& factory, std::ostream& out, std::ostream& err) {
+SessionList CycleLoop::TakeSessions() { return std::move(sessions_); }
+
+void CycleLoop::SetConfigReload(model::ConfigReload reload) {
+  std::lock_guard<std::mutex> lock(mu_);
+  config_reload_ = reload;
+  // Not before this loop's first cycle: that would replace the previous loop's snapshot, still
+  // served after a reload, with one that knows nothing yet. The first cycle publishes it.
+  const bool cycled = std::any_of(state_.begin(), state_.end(),
+                                  [](const model::ClusterSnapshot& c) { return c.cycles > 0; });
+  if (cycled || options_.publish_at_start) PublishLocked(UnixSeconds(clock_.WallNow()));
+}
+
+int Run(const Config& config, const SessionFactory& factory, std::ostream& out, std::ostream& err,
+        const ConfigLoader& reload) {
   log::SetLevel(config.log_level);
   log::SetLineFormat(config.log_format);
   TuneAllocator();
@@ -261,6 +310,8 @@ int Run(const Config& config, const SessionFactory& factory, std::ostream& out, 
     err << "gpuattr: " << sessions.error().message << "\n";
     return ExitCodeFor(sessions.error());
   }
+  if (!config.once) return Serve(config, std::move(*sessions), factory, reload, err);
+
   auto store = std::make_shared<metrics::SnapshotStore>();
   auto filter = metrics::FamilyFilter::Make(config.metric_allowlist, config.metric_denylist);
   if (!filter.ok()) {  // LoadConfig checked both lists: not expected
@@ -272,60 +323,24 @@ int Run(const Config& config, const SessionFactory& factory, std::ostream& out, 
   loop_options.stale_after = config.stale_after;
   loop_options.interval = config.interval;
   CycleLoop loop(std::move(*sessions), store, SystemClock(), loop_options);
-
-  if (config.once) {
-    auto snap = loop.RunOnce();
-    if (config.output == OutputFormat::kPrometheus) {
-      // The bytes /metrics serves: the exposition rendered when the snapshot was published.
-      auto exposition = store->GetExposition();
-      metrics::TextReader text(*exposition);
-      for (std::string_view piece = text.Next(); !piece.empty(); piece = text.Next()) out << piece;
-    } else {
-      out << RenderOnce(config, *snap, out);
-    }
-    out.flush();
-    bool any_up = false;
-    for (const auto& c : snap->clusters) any_up |= c.latest.up;
-    if (any_up) return kExitOk;
-    err << "gpuattr: no cluster answered";
-    for (const auto& c : snap->clusters)
-      for (const auto& e : c.latest.errors) err << "\n  " << c.cluster << ": " << e;
-    err << "\n";
-    return kExitFailure;
+  auto snap = loop.RunOnce();
+  if (config.output == OutputFormat::kPrometheus) {
+    // The bytes /metrics serves: the exposition rendered when the snapshot was published.
+    auto exposition = store->GetExposition();
+    metrics::TextReader text(*exposition);
+    for (std::string_view piece = text.Next(); !piece.empty(); piece = text.Next()) out << piece;
+  } else {
+    out << RenderOnce(config, *snap, out);
   }
-
-  auto addr = ParseListenAddress(config.web.listen_address);
-  if (!addr.ok()) {
-    err << "gpuattr: web.listen_address: " << addr.error().message << "\n";
-    return kExitUsage;
-  }
-  auto security = LoadWebSecurity(config.web);
-  if (!security.ok()) {
-    err << "gpuattr: " << security.error().message << "\n";
-    return kExitUsage;
-  }
-  if (UsesDeprecatedWebKeys(config.web))
-    log::Warn(
-        "web.tls and web.basic_auth (plain password files) are deprecated and will be removed in "
-        "the next release: move them to a web config file (--web.config.file, docs/app.md)");
-  http::ServerOptions so;
-  so.host = addr->host;
-  so.port = addr->port;
-  so.tls = std::move(security->tls);
-  so.users = std::move(security->users);
-  so.page_refresh_seconds = std::chrono::duration<double>(config.interval).count();
-  so.metrics_path = config.web.telemetry_path;
-  auto server = http::MetricsServer::Start(so, store);
-  if (!server.ok()) {
-    err << "gpuattr: " << server.error().message << "\n";
-    return kExitCannotServe;
-  }
-  log::Info("started", {{"clusters", EffectiveClusters(config).size()},
-                        {"interval", FormatDuration(config.interval)}});
-  loop.RunUntilShutdown(config.interval);
-  log::Info("shutting down");
-  (*server)->Stop();
-  return kExitOk;
+  out.flush();
+  bool any_up = false;
+  for (const auto& c : snap->clusters) any_up |= c.latest.up;
+  if (any_up) return kExitOk;
+  err << "gpuattr: no cluster answered";
+  for (const auto& c : snap->clusters)
+    for (const auto& e : c.latest.errors) err << "\n  " << c.cluster << ": " << e;
+  err << "\n";
+  return kExitFailure;
 }
 
 }  // namespace gpuattr::app

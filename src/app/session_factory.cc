@@ -122,6 +122,11 @@ Result<SessionList> MakeKubeSessions(const Config& config) {
            {"server", c.connection.server},
            {"token_file", c.connection.token_file},
            {"ca_file", c.connection.ca_file}});
+    if (std::string kind = kube::CredentialsInClearText(c.connection); !kind.empty())
+      log::Warn(
+          "the apiserver URL is plain http://: every request sends this user's credentials "
+          "unencrypted (use https://, docs/security.md#plain-http-apiservers)",
+          {{"cluster", c.label}, {"server", c.connection.server}, {"credential", kind}});
     kube::TransportOptions topts;
     topts.max_idle_clients = options.discovery.scrape.concurrency;
     auto transport = kube::MakeTransport(c.connection, topts);

@@ -14,9 +14,11 @@ namespace gpuattr::app {
 namespace {
 
 std::atomic<bool> g_requested{false};
+std::atomic<bool> g_reload{false};
 std::atomic<int> g_signals{0};
 int g_pipe[2] = {-1, -1};
-struct sigaction g_old_int, g_old_term;
+struct sigaction g_old_int, g_old_term, g_old_hup;
+bool g_hup_installed = false;
 
 void WakeUp() {
   if (g_pipe[1] < 0) return;
@@ -31,6 +33,21 @@ extern "C" void OnSignal(int sig) {
   g_requested.store(true);
   WakeUp();
   errno = saved;
+}
+
+extern "C" void OnHangup(int) {
+  int saved = errno;
+  g_reload.store(true);
+  WakeUp();
+  errno = saved;
+}
+
+// Empties the self-pipe (a reload's byte), unless a shutdown's byte must stay in it.
+void DrainPipe() {
+  if (g_pipe[0] < 0 || g_requested.load()) return;
+  char buf[64];
+  while (read(g_pipe[0], buf, sizeof buf) > 0) {
+  }
 }
 
 Status EnsurePipe() {
@@ -63,11 +80,40 @@ Status Shutdown::Install() {
   return Status::Ok();
 }
 
+Status Shutdown::InstallReload() {
+  GPUATTR_RETURN_IF_ERROR(EnsurePipe());
+  if (g_hup_installed) return Status::Ok();
+  struct sigaction sa {};
+  sa.sa_handler = OnHangup;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  if (sigaction(SIGHUP, &sa, &g_old_hup) != 0)
+    return MakeError(ErrorCode::kInternal,
+                     std::string("cannot install the SIGHUP handler: ") + std::strerror(errno));
+  g_hup_installed = true;
+  return Status::Ok();
+}
+
 void Shutdown::Uninstall() {
+  if (g_hup_installed) sigaction(SIGHUP, &g_old_hup, nullptr);
+  g_hup_installed = false;
   if (!installed_) return;
   sigaction(SIGINT, &g_old_int, nullptr);
   sigaction(SIGTERM, &g_old_term, nullptr);
   installed_ = false;
+}
+
+bool Shutdown::ReloadRequested() const { return g_reload.load(); }
+
+void Shutdown::RequestReload() {
+  g_reload.store(true);
+  WakeUp();
+}
+
+bool Shutdown::TakeReload() {
+  if (!g_reload.exchange(false)) return false;
+  DrainPipe();
+  return true;
 }
 
 bool Shutdown::Requested() const { return g_requested.load(); }
@@ -81,13 +127,14 @@ bool Shutdown::WaitFor(std::chrono::milliseconds timeout) const {
   if (Requested()) return true;
   if (g_pipe[0] < 0) {  // not installed: plain sleep in short slices
     auto end = std::chrono::steady_clock::now() + timeout;
-    while (!Requested() && std::chrono::steady_clock::now() < end) usleep(10'000);
+    while (!Requested() && !ReloadRequested() && std::chrono::steady_clock::now() < end)
+      usleep(10'000);
     return Requested();
   }
   // The byte stays in the pipe, so every later wait also returns at once. Loop over EINTR from
   // unrelated signals so that a wait is never cut short without a request.
   auto end = std::chrono::steady_clock::now() + timeout;
-  while (!Requested()) {
+  while (!Requested() && !ReloadRequested()) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                     end - std::chrono::steady_clock::now())
                     .count();
@@ -102,6 +149,7 @@ bool Shutdown::WaitFor(std::chrono::milliseconds timeout) const {
 
 void Shutdown::Reset() {
   g_requested.store(false);
+  g_reload.store(false);
   g_signals.store(0);
   if (g_pipe[0] < 0) return;
   char buf[64];

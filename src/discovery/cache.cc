@@ -7,6 +7,10 @@ namespace gpuattr::discovery {
 
 std::chrono::milliseconds TtlFor(Role role, Outcome outcome, const CacheTtls& ttls,
                                  uint32_t consecutive_errors) {
+  // An exporter's first failed probe is tried again at the next cycle: a node's exporter that
+  // timed out once must not hide the node for a minute. Failing again, it waits the period.
+  if (role == Role::kExporter && outcome == Outcome::kError && consecutive_errors <= 1)
+    return std::chrono::milliseconds(0);
   if (role == Role::kExporter || IsAccepted(outcome)) return ttls.result;
   if (outcome != Outcome::kError) return ttls.inference_negative;
   // 2 min, 4, 8, ... capped at the not-inference period (never below the first period).

@@ -459,4 +459,13 @@ Result<std::vector<ClusterConnection>> LoadConnections(const KubeconfigSource& s
   return SelectContexts(*config, contexts);
 }
 
+std::string CredentialsInClearText(const ClusterConnection& c) {
+  if (ToLower(c.server.substr(0, c.server.find("://"))) != "http") return "";
+  if (!c.token.empty()) return "token";
+  if (!c.token_file.empty()) return "tokenFile";
+  if (c.exec) return "exec";
+  if (!c.username.empty() || !c.password.empty()) return "basic";
+  return "";
+}
+
 }  // namespace gpuattr::kube

@@ -11,13 +11,22 @@ namespace {
 
 using nlohmann::json;
 
-// A finite number at `key`, or absent. Anything else is a format error.
+// Every number the ledger keeps (joules, watts, Unix times) is >= 0, and none comes near 1e18
+// (a 10 kW pod for a century is 3e13 J): a file saying otherwise was edited or damaged, and its
+// values must not be published (docs/security.md#the-process).
+constexpr double kMaxStateNumber = 1e18;
+
+// A number in [0, kMaxStateNumber] at `key`, or absent. Anything else is a format error.
 std::optional<double> GetOptional(const json& j, const char* key, const std::string& where) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return std::nullopt;
   if (!it->is_number() || !std::isfinite(it->get<double>()))
     throw std::runtime_error(where + "." + key + " is not a finite number");
-  return it->get<double>();
+  const double v = it->get<double>();
+  if (v < 0 || v > kMaxStateNumber)
+    throw std::runtime_error(where + "." + key + " is out of range (" + it->dump() +
+                             "; the state file holds numbers from 0 to 1e18)");
+  return v;
 }
 
 double GetNumber(const json& j, const char* key, const std::string& where) {

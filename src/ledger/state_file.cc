@@ -11,7 +11,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <istream>
 
 #include "gpuattr/ledger/atomic_file.h"
 #include "gpuattr/util/log.h"
@@ -34,6 +34,20 @@ std::string AsideName(const std::string& path) {
   for (int i = 1; i < 1000 && fs::exists(name, ec); ++i)
     name = path + ".bad-" + stamp + "-" + std::to_string(i);
   return name;
+}
+
+// The file's bytes, or an error when it holds more than kMaxStateFileBytes (read up to one byte
+// past the cap, so a file growing after a stat cannot get past it).
+Result<std::string> ReadBounded(std::istream& in) {
+  std::string text;
+  char chunk[1 << 16];
+  while (text.size() <= kMaxStateFileBytes && in.read(chunk, sizeof chunk).gcount() > 0)
+    text.append(chunk, static_cast<size_t>(in.gcount()));
+  if (text.size() > kMaxStateFileBytes)
+    return MakeError(ErrorCode::kInvalidArgument, "the file is larger than the " +
+                                                      std::to_string(kMaxStateFileBytes >> 20) +
+                                                      " MiB a state file may have");
+  return text;
 }
 
 }  // namespace
@@ -65,9 +79,8 @@ void StateFile::Read() {
               {{"path", path_}, {"err", ec ? ec.message() : std::strerror(errno)}});
     return;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto decoded = DecodeStateFile(text.str());
+  auto text = ReadBounded(in);
+  auto decoded = text.ok() ? DecodeStateFile(*text) : Result<StateFileContents>(text.error());
   if (decoded.ok()) {
     contents_ = std::move(*decoded);
     log::Info("state file read", {{"path", path_}, {"clusters", contents_.size()}});

@@ -27,10 +27,22 @@ constexpr FamilySpec kApiRequests{
     "Requests gpuattr sent to the cluster's kube-apiserver since it started, by verb, resource and "
     "HTTP status code (\"error\" when no response arrived)."};
 
-constexpr FamilySpec kFamilies[] = {kBuildInfo,     kClusterUp,     kLastCycle,
-                                    kCycleDuration, kCycleInterval, kApiRequests};
+constexpr FamilySpec kReloadSuccessful{
+    "gpuattr_config_last_reload_successful", MetricType::kGauge,
+    "1 when the latest configuration reload (SIGHUP) succeeded or none was asked for; 0 when it "
+    "failed and the previous configuration is still running (the log says why)."};
+constexpr FamilySpec kReloadTime{
+    "gpuattr_config_last_reload_success_timestamp_seconds", MetricType::kGauge,
+    "Unix time of the latest successful configuration reload, or of the start."};
+
+constexpr FamilySpec kFamilies[] = {kBuildInfo,     kClusterUp,   kLastCycle,        kCycleDuration,
+                                    kCycleInterval, kApiRequests, kReloadSuccessful, kReloadTime};
 
 void Build(const model::Snapshot& s, FamilyWriter& w) {
+  if (s.config_reload) {
+    w.Add(kReloadSuccessful, {}, s.config_reload->last_successful ? 1 : 0);
+    w.Add(kReloadTime, {}, s.config_reload->last_success_unix_seconds);
+  }
   for (const model::ClusterSnapshot& c : s.clusters) {
     w.Add(kBuildInfo,
           {{"cluster", c.cluster}, {"version", build::kVersion}, {"revision", build::kRevision}},

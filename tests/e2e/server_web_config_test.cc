@@ -261,5 +261,97 @@ TEST_F(WebConfigFile, TheBinaryRefusesABadFileWithExitTwo) {
   EXPECT_THAT(err, Not(HasSubstr("hunter2")));
 }
 
+// The port of the binary's `nth` "serving" log line (1: at start, 2: after the first restart of
+// the server by a reload), 0 when it did not come within 10 s.
+int ServingPort(const gpuattr::testing::Child& child, size_t nth) {
+  const std::regex re("msg=serving address=127\\.0\\.0\\.1:([0-9]+)");
+  for (int i = 0; i < 1000; ++i) {
+    const std::string err = gpuattr::testing::SlurpFile(child.err);
+    size_t seen = 0;
+    for (auto it = std::sregex_iterator(err.begin(), err.end(), re); it != std::sregex_iterator();
+         ++it)
+      if (++seen == nth) return std::stoi((*it)[1]);
+    std::this_thread::sleep_for(10ms);
+  }
+  return 0;
+}
+
+bool LogSays(const gpuattr::testing::Child& child, const std::string& text, size_t times) {
+  for (int i = 0; i < 1000; ++i) {
+    const std::string err = gpuattr::testing::SlurpFile(child.err);
+    size_t n = 0;
+    for (size_t at = err.find(text); at != std::string::npos; at = err.find(text, at + 1)) ++n;
+    if (n >= times) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return false;
+}
+
+// Issue 25: SIGHUP killed the daemon silently. Now it reloads the configuration (here the web
+// config file): an unusable file is logged and counted while the running server stays; a good
+// one takes effect (other users), without a restart of the process.
+TEST_F(WebConfigFile, SighupReloadsTheWebConfigAndKeepsTheOldOneWhenTheNewIsBad) {
+  const std::string web = Write(TlsAndUsers());
+  gpuattr::testing::Child child = gpuattr::testing::SpawnChild(
+      {kBinary, "--kubeconfig", WriteUnreachableKubeconfig(dir_), "--web.listen-address",
+       "127.0.0.1:0", "--web.config.file", web, "--interval", "1h", "--state.file",
+       (dir_ / "state.json").string()},
+      gpuattr::testing::EnvironmentWithout({"KUBECONFIG"}), dir_);
+  ASSERT_GT(child.pid, 0);
+  const int first = ServingPort(child, 1);
+  ASSERT_GT(first, 0) << gpuattr::testing::SlurpFile(child.err);
+  auto status = [&](int port, const char* user, const char* password, const char* path) {
+    auto cli = Client(port);
+    cli->set_basic_auth(user, password);
+    auto r = cli->Get(path);
+    return r ? r->status : -1;
+  };
+  ASSERT_EQ(status(first, "prometheus", "s3cret", "/healthz"), 200);
+
+  // A plain password is no bcrypt hash: the reload fails, the old users still get in.
+  Write("basic_auth_users:\n  prometheus: hunter2\n");
+  ::kill(child.pid, SIGHUP);
+  ASSERT_TRUE(LogSays(child, "configuration reload failed", 1))
+      << gpuattr::testing::SlurpFile(child.err);
+  EXPECT_EQ(status(first, "prometheus", "s3cret", "/healthz"), 200);
+  {
+    auto cli = Client(first);
+    cli->set_basic_auth("prometheus", "s3cret");
+    auto metrics = cli->Get("/metrics");
+    ASSERT_TRUE(metrics);
+    EXPECT_THAT(metrics->body, HasSubstr("\ngpuattr_config_last_reload_successful 0\n"));
+  }
+
+  // A good file with only grafana: after the reload, prometheus is refused.
+  const std::string hash = Bcrypt("other", "$2b$");
+  Write(
+      "tls_server_config:\n  cert_file: pki/server.crt\n  key_file: pki/server.key\n"
+      "basic_auth_users:\n  grafana: '" +
+      hash + "'\n");
+  ::kill(child.pid, SIGHUP);
+  ASSERT_TRUE(LogSays(child, "msg=\"configuration reloaded\"", 1))
+      << gpuattr::testing::SlurpFile(child.err);
+  const int second = ServingPort(child, 2);
+  ASSERT_GT(second, 0) << gpuattr::testing::SlurpFile(child.err);
+  EXPECT_EQ(status(second, "prometheus", "s3cret", "/healthz"), 401);
+  EXPECT_EQ(status(second, "grafana", "other", "/healthz"), 200);
+  // The previous series stay served until the new sessions' first cycle publishes.
+  std::string body;
+  for (int i = 0; i < 100 && body.find("_reload_successful 1\n") == std::string::npos; ++i) {
+    auto cli = Client(second);
+    cli->set_basic_auth("grafana", "other");
+    auto metrics = cli->Get("/metrics");
+    ASSERT_TRUE(metrics);
+    body = metrics->body;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_THAT(body, HasSubstr("\ngpuattr_config_last_reload_successful 1\n"));
+  ::kill(child.pid, SIGTERM);
+  EXPECT_EQ(gpuattr::testing::WaitChild(child.pid, 10s), 0);
+  const std::string log = gpuattr::testing::SlurpFile(child.err);
+  EXPECT_THAT(log, Not(HasSubstr(hash)));       // hashes never reach the log
+  EXPECT_THAT(log, Not(HasSubstr("hunter2")));  // nor the bad file's password
+}
+
 }  // namespace
 }  // namespace gpuattr::http

@@ -18,6 +18,7 @@ namespace gpuattr::testing {
 inline model::Snapshot RichSnapshot() {
   model::Snapshot s;
   s.complete = true;
+  s.config_reload = model::ConfigReload{true, 1764460000};
   model::ClusterSnapshot a;
   a.cluster = "kind-gpu";
   a.latest.up = true;

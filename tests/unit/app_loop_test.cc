@@ -183,7 +183,9 @@ TEST_F(AppLoopTest, LastGoodOutputIsServedUntilStaleAfterThenDropped) {
   sessions.push_back(std::make_unique<FakeSession>("a"));
   auto* a = static_cast<FakeSession*>(sessions[0].get());
   a->with_output_ = true;
-  CycleLoop loop(std::move(sessions), store, clock, LoopOptions{std::chrono::minutes(5)});
+  LoopOptions options;
+  options.stale_after = std::chrono::minutes(5);
+  CycleLoop loop(std::move(sessions), store, clock, options);
 
   auto good = loop.RunOnce();
   ASSERT_TRUE(good->clusters[0].latest.output);
@@ -323,6 +325,57 @@ TEST_F(AppLoopTest, SigtermStopsTheLoopDuringTheWait) {
   done.wait();
   EXPECT_TRUE(Shutdown::Instance().Requested());
   EXPECT_EQ(a->cycles_, 1);
+}
+
+// SIGHUP asks the loop's thread whether to reload. An unusable configuration (false) changes
+// nothing: no extra cycle, the loop and its sessions go on, the pipe is drained (no busy
+// wake-ups). A usable one (true) cancels the sessions and returns kReload, not a shutdown.
+TEST_F(AppLoopTest, SighupAsksWhetherToReloadAndOnlyAYesEndsTheLoop) {
+  ASSERT_TRUE(Shutdown::Instance().Install().ok());
+  ASSERT_TRUE(Shutdown::Instance().InstallReload().ok());
+  SessionList sessions;
+  sessions.push_back(std::make_unique<FakeSession>("a"));
+  auto* a = static_cast<FakeSession*>(sessions[0].get());
+  auto store = std::make_shared<metrics::SnapshotStore>();
+  CycleLoop loop(std::move(sessions), store);
+  std::atomic<int> asked{0};
+  std::atomic<bool> accept{false};
+  auto done = std::async(std::launch::async, [&] {
+    return loop.RunUntilShutdown(std::chrono::hours(1), [&] {
+      ++asked;
+      if (!accept.load()) loop.SetConfigReload({false, 7});
+      return accept.load();
+    });
+  });
+  struct StopOnFailure {  // a failed assertion must not leave the loop (and `done`) waiting
+    ~StopOnFailure() { Shutdown::Instance().Request(); }
+  } stop_on_failure;
+  for (int i = 0; i < 1000 && a->cycles_ == 0; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(a->cycles_, 1);
+
+  ASSERT_EQ(kill(getpid(), SIGHUP), 0);
+  for (int i = 0; i < 1000 && asked == 0; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(asked, 1);
+  for (int i = 0; i < 1000 && Shutdown::Instance().ReloadRequested(); ++i)
+    std::this_thread::sleep_for(1ms);
+  ASSERT_FALSE(Shutdown::Instance().ReloadRequested());
+  const auto before = std::chrono::steady_clock::now();
+  EXPECT_FALSE(Shutdown::Instance().WaitFor(50ms));  // drained: a wait lasts its time again
+  EXPECT_GE(std::chrono::steady_clock::now() - before, 45ms);
+  EXPECT_EQ(done.wait_for(100ms), std::future_status::timeout);
+  EXPECT_EQ(a->cycles_, 1);  // the cluster's hour-long wait went on
+  ASSERT_TRUE(store->Get()->config_reload);
+  EXPECT_FALSE(store->Get()->config_reload->last_successful);
+  EXPECT_FALSE(a->cancelled_);
+
+  accept = true;
+  ASSERT_EQ(kill(getpid(), SIGHUP), 0);
+  ASSERT_EQ(done.wait_for(10s), std::future_status::ready);
+  EXPECT_EQ(done.get(), LoopEnd::kReload);
+  EXPECT_EQ(asked, 2);
+  EXPECT_TRUE(a->cancelled_);
+  EXPECT_FALSE(Shutdown::Instance().Requested());
+  EXPECT_EQ(loop.TakeSessions().size(), 1u);
 }
 
 TEST_F(AppLoopTest, ShutdownMidCycleCancelsTheSessions) {

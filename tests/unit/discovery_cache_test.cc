@@ -31,7 +31,8 @@ ProbeVerdict Verdict(Outcome o) {
 TEST(TtlFor, ExporterResultsMinuteInferenceNegativesLonger) {
   CacheTtls t;
   EXPECT_EQ(TtlFor(Role::kExporter, Outcome::kUnrecognised, t), seconds(60));
-  EXPECT_EQ(TtlFor(Role::kExporter, Outcome::kError, t), seconds(60));
+  EXPECT_EQ(TtlFor(Role::kExporter, Outcome::kError, t), seconds(0));  // first: next cycle
+  EXPECT_EQ(TtlFor(Role::kExporter, Outcome::kError, t, 2), seconds(60));
   EXPECT_EQ(TtlFor(Role::kExporter, Outcome::kAccepted, t), seconds(60));
   EXPECT_EQ(TtlFor(Role::kInference, Outcome::kAccepted, t), seconds(60));
   EXPECT_EQ(TtlFor(Role::kInference, Outcome::kUnrecognised, t), minutes(10));
@@ -44,6 +45,11 @@ TEST(DiscoveryCache, EveryResultIsCachedUntilItExpires) {
   std::vector<Candidate> cur = {Cand("a"), Cand("b")};
   EXPECT_EQ(cache.Due(cur, clock.Now()).size(), 2u);
   cache.Record(cur[0], Verdict(Outcome::kUnrecognised), {}, clock.Now(), 0);
+  cache.Record(cur[1], Verdict(Outcome::kError), {}, clock.Now(), 0);
+  // The first failed probe of an exporter is due again at the next cycle (issue 25: it hid the
+  // node for a minute); the second failure in a row waits the period like any other result.
+  ASSERT_EQ(cache.Due(cur, clock.Now()).size(), 1u);
+  EXPECT_EQ(cache.Due(cur, clock.Now())[0].pod, "b");
   cache.Record(cur[1], Verdict(Outcome::kError), {}, clock.Now(), 0);
   EXPECT_TRUE(cache.Due(cur, clock.Now()).empty());
   clock.Advance(seconds(59));

@@ -291,7 +291,9 @@ TEST(DiscoveryCycle, PortlessPodsAreNeverProbedAndInferenceProbesKeepTheBudget) 
     if (c.report.waiting_first_probe == 0 || cycles == 10) break;
     f.clock.Advance(seconds(20));
     c = scrape::ReadCycle(*f.discovery, *f.fetcher, *objects);
-    EXPECT_LE(c.report.probed_this_cycle, 3u);
+    // 3 inference probes a cycle; the second cycle also tries gpu-feature-discovery again, whose
+    // first probe failed (an exporter's first failure is due at the next cycle).
+    EXPECT_LE(c.report.probed_this_cycle, cycles == 1 ? 4u : 3u);
   }
   EXPECT_EQ(cycles, 3u);
   EXPECT_EQ(vllm_found_in, 1u);  // a named http port goes before the notebooks' first ports

@@ -374,5 +374,25 @@ TEST_F(KubeconfigTest, YamlErrorsDoNotQuoteSecrets) {
   EXPECT_THAT(r.error().message, Not(HasSubstr("super-secret-token")));
 }
 
+TEST(CredentialsInClearText, NamesTheCredentialSentOverPlainHttpOnly) {
+  ClusterConnection c;
+  c.server = "HTTP://10.0.0.1:8080";
+  EXPECT_EQ(CredentialsInClearText(c), "");  // no credential: nothing to leak
+  c.client_cert_pem = "cert";
+  EXPECT_EQ(CredentialsInClearText(c), "");  // a client certificate only works over TLS
+  c.username = "admin";
+  EXPECT_EQ(CredentialsInClearText(c), "basic");
+  c.exec = ExecConfig{};
+  EXPECT_EQ(CredentialsInClearText(c), "exec");
+  c.token_file = "/var/run/token";
+  EXPECT_EQ(CredentialsInClearText(c), "tokenFile");
+  c.token = "t";
+  EXPECT_EQ(CredentialsInClearText(c), "token");
+  c.server = "https://10.0.0.1:6443";
+  EXPECT_EQ(CredentialsInClearText(c), "");
+  c.server = "httpx://host";
+  EXPECT_EQ(CredentialsInClearText(c), "");
+}
+
 }  // namespace
 }  // namespace gpuattr::kube

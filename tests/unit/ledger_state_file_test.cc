@@ -341,6 +341,45 @@ TEST(StateFile, BinaryGarbageIsMovedAsideWithOneWarning) {
   ExpectMovedAsideAndFreshStart(std::string("\x00\xff\x13garbage", 10));
 }
 
+// The attack of issue 25: a state file edited to publish 1.8e308 J or -1e20 J. Out-of-range
+// numbers make the file unusable, like a corrupt one, naming the field and the range.
+TEST(StateCodec, RejectsNumbersOutOfRange) {
+  for (const char* value : {"1.7e308", "-1e20", "-0.5", "1.000001e18"}) {
+    SCOPED_TRACE(value);
+    const std::string text =
+        std::string(R"({"format": "gpuattr-state", "version": 1, "clusters": {"c": {
+        "namespaces": [{"namespace": "ml", "joules": )") +
+        value + "}]}}}";
+    auto r = DecodeStateFile(text);
+    ASSERT_FALSE(r.ok());
+    EXPECT_THAT(r.error().message, HasSubstr("namespaces[0].joules is out of range"));
+    EXPECT_THAT(r.error().message, HasSubstr("from 0 to 1e18"));
+  }
+  auto edge = DecodeStateFile(R"({"format": "gpuattr-state", "version": 1, "clusters": {"c": {
+      "namespaces": [{"namespace": "ml", "joules": 1e18, "last_seen_unix": -0.0}]}}})");
+  ASSERT_TRUE(edge.ok()) << edge.error().message;
+  EXPECT_EQ(edge->at("c").namespaces.at("ml").joules, 1e18);
+}
+
+// A file past kMaxStateFileBytes is not decoded at all (an 86 MB file peaked at 800 MB): it is
+// moved aside like a corrupt one, and the warning says why.
+TEST(StateFile, OversizedFileIsMovedAsideWithOneWarning) {
+  std::string big = EncodeStateFile({{"kind-gpu", SampleState()}});
+  big.append(kMaxStateFileBytes + 1 - big.size(), ' ');  // still valid JSON, one byte too many
+  ExpectMovedAsideAndFreshStart(big);
+  TempDir dir;
+  const fs::path path = dir / "state.json";
+  std::ofstream(path) << big;
+  LogCapture logs;
+  StateFile::Open(path.string(), true);
+  ASSERT_EQ(logs.Lines("warn").size(), 1u);
+  EXPECT_THAT(logs.Lines("warn")[0], HasSubstr("larger than the 32 MiB a state file may have"));
+  // At the cap itself the file is read.
+  big.pop_back();
+  std::ofstream(path) << big;
+  EXPECT_EQ(StateFile::Open(path.string(), true)->Load("kind-gpu"), SampleState());
+}
+
 TEST(StateFile, ReadOnlyNeverChangesTheDisk) {
   TempDir dir;
   const fs::path path = dir / "state.json";

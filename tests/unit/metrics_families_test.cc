@@ -59,6 +59,8 @@ TEST(MetricsFamilies, EmittedFamiliesAreUniqueAndTabled) {
   for (const auto& fam : BuildFamilies(TwoClusters())) {
     EXPECT_TRUE(seen.insert(fam.name).second) << fam.name << " emitted twice";
     EXPECT_TRUE(tabled.count(fam.name)) << fam.name << " is not in the family table";
+    // The process's own configuration reloads belong to no cluster (as Prometheus's).
+    if (fam.name.starts_with("gpuattr_config_last_reload")) continue;
     for (const auto& m : fam.metric) {
       bool has_cluster = false;
       for (const auto& l : m.label) has_cluster |= l.name == "cluster";
@@ -167,6 +169,19 @@ TEST(ReportStatusPage, EscapesEverythingFromTheSnapshot) {
   EXPECT_THAT(html, HasSubstr("data-k=\"data_age_seconds\" data-v=\"12\"><span>12 s<"));
   EXPECT_THAT(html, HasSubstr("Exporters and probes"));
   EXPECT_THAT(html, HasSubstr("dcgm-exporter-x"));  // the discovery section of the report
+}
+
+// The daemon publishes its reloads like Prometheus (no cluster label); --once has none.
+TEST(MetricsFamilies, ConfigReloadSeriesOnlyWhenTheDaemonSetsThem) {
+  model::Snapshot s = TwoClusters();
+  s.config_reload.reset();
+  EXPECT_THAT(RenderText(s), Not(HasSubstr("gpuattr_config_last_reload")));
+  s.config_reload = model::ConfigReload{false, 1764460800};
+  const std::string text = RenderText(s);
+  EXPECT_THAT(text, HasSubstr("# TYPE gpuattr_config_last_reload_successful gauge\n"
+                              "gpuattr_config_last_reload_successful 0\n"));
+  EXPECT_THAT(text,
+              HasSubstr("\ngpuattr_config_last_reload_success_timestamp_seconds 1764460800\n"));
 }
 
 TEST(ReportStatusPage, PendingBeforeFirstCycle) {

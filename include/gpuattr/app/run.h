@@ -3,6 +3,8 @@
 // --once, and clean shutdown.
 #pragma once
 
+#include <atomic>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <mutex>
@@ -23,6 +25,11 @@ struct LoopOptions {
   // The configured interval (--interval), published as gpuattr_cycle_interval_seconds; 0 leaves
   // it out.
   std::chrono::milliseconds interval{0};
+  // The daemon publishes its reloads' outcome (--once has none).
+  std::optional<model::ConfigReload> config_reload;
+  // False after a reload: the previous loop's snapshot stays served until this loop's first
+  // cycle, instead of one that knows only the clusters' names.
+  bool publish_at_start = true;
 };
 
 // What the loop keeps per cluster and how a cycle's result lands in it (pure; exposed for tests):
@@ -32,6 +39,9 @@ void RecordCycle(model::ClusterSnapshot& c, model::CycleResult r, double seconds
 // Drops the output of a cluster whose last success is more than `stale_after` seconds before
 // `now_unix` (and marks it down). True when it dropped something.
 bool DropStale(model::ClusterSnapshot& c, double now_unix, double stale_after_seconds);
+
+// Why RunUntilShutdown returned.
+enum class LoopEnd { kShutdown, kReload };
 
 class CycleLoop {
  public:
@@ -49,11 +59,22 @@ class CycleLoop {
   // one's data. Each finished cycle publishes a complete Snapshot (every cluster's latest state).
   // Stale output is dropped on time even while a cluster's cycle hangs. Returns once
   // Shutdown::Instance() is requested and every session's cycle ended (they are cancelled).
-  void RunUntilShutdown(std::chrono::milliseconds interval);
+  //
+  // A reload request (SIGHUP) calls `on_reload` on this thread while the clusters keep their
+  // schedule: false (the new configuration is unusable) goes on as before; true cancels the
+  // sessions as a shutdown does and returns kReload.
+  LoopEnd RunUntilShutdown(std::chrono::milliseconds interval,
+                           const std::function<bool()>& on_reload = {});
+  // The sessions, after RunUntilShutdown returned: the caller destroys them (releasing the state
+  // file) before making new ones.
+  SessionList TakeSessions();
+  // Published with every snapshot from now on (and at once).
+  void SetConfigReload(model::ConfigReload reload);
 
  private:
   std::shared_ptr<const model::Snapshot> PublishLocked(double now);
   void ClusterLoop(size_t i, std::chrono::milliseconds interval);
+  void WaitUntil(std::chrono::steady_clock::time_point next);
   void LogCycle(const model::ClusterSnapshot& c) const;
 
   SessionList sessions_;
@@ -62,10 +83,26 @@ class CycleLoop {
   LoopOptions options_;
   std::mutex mu_;                              // guards state_ and publishing
   std::vector<model::ClusterSnapshot> state_;  // one per session, carried across cycles
+  std::optional<model::ConfigReload> config_reload_;
+  std::atomic<bool> stop_{false};  // a reload ends the cluster threads
 };
 
+// Reads the configuration anew (flags and config file), for a reload.
+using ConfigLoader = std::function<Result<Config>()>;
+
 // Runs gpuattr with a validated Config: --once prints the exposition on `out`; otherwise serves
-// until SIGINT/SIGTERM. Returns the process exit code (see options.h); messages go to `err`.
-int Run(const Config& config, const SessionFactory& factory, std::ostream& out, std::ostream& err);
+// until SIGINT/SIGTERM, reloading with `reload` on SIGHUP. Returns the process exit code (see
+// options.h); messages go to `err`.
+int Run(const Config& config, const SessionFactory& factory, std::ostream& out, std::ostream& err,
+        const ConfigLoader& reload = {});
+
+// The daemon (serve.cc): the HTTP server and the cycle loop over `sessions` until SIGINT/SIGTERM.
+// On SIGHUP it reads the configuration with `reload` and checks it (flags, config file, listen
+// address, web config file) while the old one runs; an unusable one is logged and counted
+// (gpuattr_config_last_reload_successful 0). A usable one replaces the sessions (the old ones
+// are destroyed first: they hold the state file's lock; if the new clusters cannot be reached
+// the old configuration's sessions are made again) and restarts the server.
+int Serve(Config config, SessionList sessions, const SessionFactory& factory,
+          const ConfigLoader& reload, std::ostream& err);
 
 }  // namespace gpuattr::app

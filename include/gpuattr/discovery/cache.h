@@ -29,8 +29,8 @@ struct CacheTtls {
 };
 
 // Pure: how long a verdict on a candidate of this role stays valid. `consecutive_errors` counts
-// this error among the candidate's failed probes in a row (1 for the first); only inference
-// errors back off with it.
+// this error among the candidate's failed probes in a row (1 for the first); an exporter's first
+// error is due again at once (the next cycle), inference errors back off with it.
 std::chrono::milliseconds TtlFor(Role role, Outcome outcome, const CacheTtls& ttls,
                                  uint32_t consecutive_errors = 1);
 

@@ -108,6 +108,11 @@ Result<Kubeconfig> LoadKubeconfig(const KubeconfigSource& source);
 Result<std::vector<ClusterConnection>> SelectContexts(const Kubeconfig& config,
                                                       const std::vector<std::string>& contexts);
 
+// How a connection's credentials would cross the network in clear text: the kind ("token",
+// "tokenFile", "exec", "basic") when the server is plain http:// and the user sends one; ""
+// otherwise. Client certificates need TLS, so they never do. docs/security.md#plain-http-apiservers
+std::string CredentialsInClearText(const ClusterConnection& c);
+
 // LoadKubeconfig + SelectContexts.
 Result<std::vector<ClusterConnection>> LoadConnections(const KubeconfigSource& source,
                                                        const std::vector<std::string>& contexts);

@@ -6,7 +6,8 @@
 // since the state file itself is replaced by rename) before reading, and holds it until the
 // StateFile is destroyed.
 //
-// Never fatal once locked: a missing file is a fresh start; a corrupt, truncated or foreign file is
+// Never fatal once locked: a missing file is a fresh start; a corrupt, truncated, foreign or
+// oversized (kMaxStateFileBytes) file is
 // moved aside to "<path>.bad-<UTC time>" with one warning naming both files, then a fresh start; a
 // file that cannot be written is one warning naming the path (and one info line when writing
 // works again), not one per cycle.
@@ -20,6 +21,11 @@
 #include "gpuattr/ledger/state_codec.h"
 
 namespace gpuattr::ledger {
+
+// The largest state file read (a bigger one is unusable, as a corrupt one is). 16,000 pods take
+// about 4 MB; decoding holds about ten times the file's size at once.
+// docs/security.md#the-process
+inline constexpr size_t kMaxStateFileBytes = 32u << 20;
 
 class StateFile {
  public:

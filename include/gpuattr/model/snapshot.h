@@ -74,12 +74,19 @@ struct ClusterSnapshot {
   CycleResult latest;
 };
 
+// The daemon's configuration reloads (SIGHUP), as Prometheus publishes its own.
+struct ConfigReload {
+  bool last_successful = true;
+  double last_success_unix_seconds = 0;  // the start, until a reload succeeds
+};
+
 struct Snapshot {
   // False until every cluster finished its first cycle, good or failed (/readyz says 503); true
   // from then on, while its last good data (or only gpuattr's own series) are served.
   bool complete = false;
   double generated_unix_seconds = 0;
   std::vector<ClusterSnapshot> clusters;
+  std::optional<ConfigReload> config_reload;  // the daemon only (not --once)
 };
 
 }  // namespace gpuattr::model
