@@ -102,8 +102,11 @@ TEST_F(LogTest, JsonLinesParseAndCarryTheLogfmtFields) {
   // The same fields as the logfmt line (the timestamps aside).
   auto logfmt = LogfmtFields(lines[0]);
   EXPECT_EQ(logfmt.size(), j.size());
-  for (const auto& [k, v] : logfmt)
-    if (k != "ts" && k != "err") EXPECT_EQ(j[k], v) << k;
+  for (const auto& [k, v] : logfmt) {
+    if (k != "ts" && k != "err") {
+      EXPECT_EQ(j[k], v) << k;
+    }
+  }
   EXPECT_EQ(FormatJson(Level::kInfo, "m", {{"a", "1"}, {"b", "2"}}).substr(0, 7), "{\"ts\":\"");
   EXPECT_THAT(FormatJson(Level::kInfo, "m", {{"a", "1"}, {"b", "2"}}),
               HasSubstr("\"level\":\"info\",\"msg\":\"m\",\"a\":\"1\",\"b\":\"2\"}"));
