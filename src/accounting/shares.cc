@@ -9,6 +9,7 @@
 #include "gpuattr/accounting/accounting.h"
 #include "gpuattr/attribution/kube_view.h"
 #include "gpuattr/attribution/work.h"
+#include "gpuattr/kube/dra_gpus.h"
 
 namespace gpuattr::accounting {
 namespace {
@@ -40,7 +41,8 @@ std::string ResourceOf(const Device& d, const kube::Node* node) {
 // Everything one cycle knows that the shares of a device depend on.
 class Sharer {
  public:
-  explicit Sharer(const AccountingInput& in) : in_(in), links_(in.attribution.devices.size()) {
+  explicit Sharer(const AccountingInput& in)
+      : in_(in), links_(in.attribution.devices.size()), dra_(kube::IndexDraGpus(in.objects)) {
     for (const PodDevice& l : in.attribution.pod_devices) links_[l.device].push_back(&l);
     for (const allocation::PodRequest& p : in.allocation.pods) replicas_[p.pod] = &p.replicas;
     LargestSlices();
@@ -78,6 +80,20 @@ class Sharer {
     return slices > 0 ? static_cast<double>(attribution::ComputeSize(d.mig_profile)) / slices : 0;
   }
 
+  // No exporter names a pod on the device: a whole GPU that DRA hands out goes to its holders,
+  // on allocation and (an exclusive GPU) memory. A slice's DRA device cannot be told from its
+  // card's other slices of the same profile: idle.
+  Weights DraHolders(size_t i) const {
+    const Device& d = in_.attribution.devices[i];
+    Weights w;
+    if (d.id.gpu_instance || !links_[i].empty()) return w;
+    auto dra = dra_.by_uuid.find(d.uuid);
+    if (dra != dra_.by_uuid.end())
+      for (const kube::PodId& pod : dra->second)
+        w.emplace_back(pod, 1.0 / static_cast<double>(dra->second.size()));
+    return w;
+  }
+
   Weights Allocation(size_t i) const;
   Weights Memory(size_t i) const;
   Weights Usage(size_t i) const;
@@ -103,6 +119,7 @@ class Sharer {
 
   const AccountingInput& in_;
   std::vector<std::vector<const PodDevice*>> links_;  // by device
+  kube::DraGpuIndex dra_;                             // DRA's holders of whole GPUs
   std::map<kube::PodId, const allocation::ResourceCounts*> replicas_;
   std::map<std::string, int> largest_g_;  // card model → largest g among its slices
   std::vector<std::string> kinds_;        // by device: its resource
@@ -127,7 +144,7 @@ Weights Sharer::Allocation(size_t i) const {
     holders.push_back(l);
     shared = shared || l->sharing == Sharing::kTimeSliced;
   }
-  Weights w;
+  Weights w = holders.empty() ? DraHolders(i) : Weights{};
   for (const PodDevice* l : holders) {
     double x = 1.0 / static_cast<double>(holders.size());
     if (shared && r > 1) {
@@ -160,7 +177,7 @@ void Sharer::AddPool(size_t i, int64_t r, Weights& w) const {
 // The attribution's share of the device: memory used ÷ total on a shared device (else evenly),
 // the whole device for the one pod of an exclusive GPU or slice.
 Weights Sharer::Memory(size_t i) const {
-  Weights w;
+  Weights w = DraHolders(i);
   for (const PodDevice* l : links_[i]) w.emplace_back(l->pod, l->share);
   Normalise(w);
   return w;
