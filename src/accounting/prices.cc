@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 
 namespace gpuattr::accounting {
 namespace {
@@ -31,10 +32,12 @@ Result<std::string> ParseCurrency(std::string_view text) {
 }
 
 Status CheckPriceRule(const PriceRule& rule) {
-  if (!std::isfinite(rule.per_gpu_hour) || rule.per_gpu_hour < 0)
-    return MakeError(
-        ErrorCode::kInvalidArgument,
-        "per_gpu_hour: must be a price of 0 or more, not " + std::to_string(rule.per_gpu_hour));
+  if (!std::isfinite(rule.per_gpu_hour) || rule.per_gpu_hour < 0) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", rule.per_gpu_hour);
+    return MakeError(ErrorCode::kInvalidArgument,
+                     std::string("per_gpu_hour: must be a price of 0 or more, not ") + text);
+  }
   if (!rule.model.empty()) {
     auto re = CompileModel(rule.model);
     if (!re.ok()) return MakeError(ErrorCode::kInvalidArgument, "model: " + re.error().message);
