@@ -38,6 +38,15 @@ Result<int> ParseInt(std::string_view text, int min, int max) {
   return v;
 }
 
+Result<double> ParseNumber(std::string_view text) {
+  std::string_view s = Trim(text);
+  double v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty() || !std::isfinite(v))
+    return Invalid("invalid number " + Quote(text));
+  return v;
+}
+
 Result<double> ParseRatio(std::string_view text) {
   std::string_view s = Trim(text);
   double v = 0;

@@ -14,7 +14,8 @@ namespace gpuattr::app {
 Error Invalid(std::string message);
 
 Result<int> ParseInt(std::string_view text, int min, int max);
-Result<double> ParseRatio(std::string_view text);  // 0..1
+Result<double> ParseRatio(std::string_view text);   // 0..1
+Result<double> ParseNumber(std::string_view text);  // any finite number
 Result<log::Level> ParseLogLevel(std::string_view text);
 Result<log::LineFormat> ParseLogFormat(std::string_view text);
 // One item of --metric-allowlist / --metric-denylist: a regular expression.

@@ -176,6 +176,12 @@ model::CycleResult KubeClusterSession::RunCycle() {
   }
   Timing timing;
   if (InSync(result) && !stop_.stopped()) ReadAndStage(result, timing);
+  if (!result.up && stages_.ledger.state().accounting.last_unix) {
+    // GPU-hours never accrue over a failed cycle (docs/accounting.md#counters), not even after a
+    // restart: the state file forgets the interval too.
+    stages_.ledger.BreakInterval();
+    if (options_.state_file) options_.state_file->Save(cluster_, stages_.ledger.state());
+  }
   for (const kube::DraKindStatus& d : cache_->DraStatuses())
     if (!d.note.empty()) result.notes.push_back("cluster \"" + cluster_ + "\": " + d.note);
   result.apiserver_requests = ToPublishCounts(client_->RequestCounts());

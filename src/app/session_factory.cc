@@ -52,6 +52,11 @@ KubeSessionOptions SessionOptionsFromConfig(const Config& config) {
   o.stages.attribution.idle_utilization_below = config.idle.utilization_below;
   o.stages.attribution.idle_memory_at_least_bytes =
       static_cast<double>(config.idle.memory_at_least_bytes);
+  // GPU-hours' prices: the rules were checked when the config was read (exit 2 naming the rule).
+  if (auto prices = accounting::PriceList::Make(config.accounting.prices); prices.ok())
+    o.stages.prices = std::make_shared<const accounting::PriceList>(std::move(*prices));
+  o.stages.currency = config.accounting.currency;
+  o.stages.bases = config.accounting.bases;
   o.interval = config.interval;  // the cache's sync window is 2 intervals
   // A missed cycle or a quick restart still integrates; a longer gap adds no invented joules.
   o.ledger.max_gap_seconds =

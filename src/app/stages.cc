@@ -1,5 +1,6 @@
 #include "gpuattr/app/stages.h"
 
+#include "gpuattr/accounting/accounting.h"
 #include "gpuattr/allocation/allocation.h"
 #include "gpuattr/health/health.h"
 
@@ -50,6 +51,16 @@ model::CycleOutput RunStages(const CycleInput& input, StageState& state,
   ledger::PodUids in_cluster;
   for (const auto& [key, pod] : objects.pods) in_cluster.emplace(pod.Id(), pod.uid);
   out.ledger = state.ledger.Record(out.attribution, input.now_unix, &in_cluster);
+  // GPU-hours of every card since the previous successful cycle (docs/accounting.md).
+  const std::vector<accounting::CardAccount> cards =
+      accounting::ShareCards({out.attribution, out.allocation, objects});
+  std::vector<std::optional<double>> prices;
+  if (params.prices && !params.prices->empty())
+    for (const accounting::CardAccount& c : cards)
+      prices.push_back(params.prices->Price(objects.FindNode(c.node), c.model));
+  state.ledger.RecordGpuHours(cards, prices, params.currency, input.now_unix, &in_cluster,
+                              out.ledger);
+  out.ledger.bases = params.bases;
   return out;
 }
 

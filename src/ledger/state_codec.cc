@@ -50,10 +50,77 @@ const json& GetArray(const json& j, const char* key, const std::string& where) {
   return *it;
 }
 
+accounting::PerBasis GetPerBasis(const json& j, const char* key, const std::string& where) {
+  accounting::PerBasis out{};
+  auto it = j.find(key);
+  if (it == j.end()) return out;
+  if (!it->is_object()) throw std::runtime_error(where + "." + key + " is not an object");
+  for (accounting::Basis b : accounting::kAllBases)
+    At(out, b) = GetOptional(*it, std::string(BasisName(b)).c_str(), where + "." + key).value_or(0);
+  return out;
+}
+
+GpuHours GetGpuHours(const json& j, const std::string& where) {
+  GpuHours g;
+  g.hours = GetPerBasis(j, "hours", where);
+  g.priced = j.contains("cost");
+  g.cost = GetPerBasis(j, "cost", where);
+  return g;
+}
+
+std::set<std::string> GetStrings(const json& j, const char* key, const std::string& where) {
+  std::set<std::string> out;
+  const json& list = GetArray(j, key, where);
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (!list[i].is_string())
+      throw std::runtime_error(where + "." + key + "[" + std::to_string(i) + "] is not a string");
+    out.insert(list[i].get<std::string>());
+  }
+  return out;
+}
+
+// The "accounting" object of a cluster (docs/accounting.md#state); absent in version 1 files.
+AccountingState DecodeAccounting(const json& j, const std::string& where) {
+  AccountingState s;
+  if (!j.is_object()) throw std::runtime_error(where + " is not an object");
+  s.last_unix = GetOptional(j, "last_unix", where);
+  s.cards = GetStrings(j, "cards", where);
+  s.pods = GetStrings(j, "seen_pods", where);
+  if (j.contains("currency")) s.currency = GetString(j, "currency", where);
+  const json& pods = GetArray(j, "pods", where);
+  for (size_t i = 0; i < pods.size(); ++i) {
+    const std::string at = where + ".pods[" + std::to_string(i) + "]";
+    if (!pods[i].is_object()) throw std::runtime_error(at + " is not an object");
+    PodHoursRecord r;
+    if (pods[i].contains("uid")) r.uid = GetString(pods[i], "uid", at);
+    r.node = GetString(pods[i], "node", at);
+    r.total = GetGpuHours(pods[i], at);
+    s.pod_hours[{GetString(pods[i], "namespace", at), GetString(pods[i], "pod", at)}] = r;
+  }
+  const json& namespaces = GetArray(j, "namespaces", where);
+  for (size_t i = 0; i < namespaces.size(); ++i) {
+    const std::string at = where + ".namespaces[" + std::to_string(i) + "]";
+    if (!namespaces[i].is_object()) throw std::runtime_error(at + " is not an object");
+    s.namespace_hours[GetString(namespaces[i], "namespace", at)] = {
+        GetGpuHours(namespaces[i], at),
+        GetOptional(namespaces[i], "last_seen_unix", at).value_or(0)};
+  }
+  const json& nodes = GetArray(j, "nodes", where);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const std::string at = where + ".nodes[" + std::to_string(i) + "]";
+    if (!nodes[i].is_object()) throw std::runtime_error(at + " is not an object");
+    s.node_idle[GetString(nodes[i], "node", at)] = {
+        GetGpuHours(nodes[i], at), GetOptional(nodes[i], "last_seen_unix", at).value_or(0)};
+  }
+  return s;
+}
+
 LedgerState DecodeCluster(const json& j, const std::string& where) {
   if (!j.is_object()) throw std::runtime_error(where + " is not an object");
   LedgerState s;
   s.last_cycle_unix = GetOptional(j, "last_cycle_unix", where);
+  if (auto acc = j.find("accounting"); acc != j.end())
+    s.accounting = DecodeAccounting(*acc, where + ".accounting");
   const json& pods = GetArray(j, "pods", where);
   for (size_t i = 0; i < pods.size(); ++i) {
     const std::string at = where + ".pods[" + std::to_string(i) + "]";
@@ -163,6 +230,74 @@ class PrettyJson {
   std::vector<bool> empty_;  // per open object or array: nothing written in it yet
 };
 
+void EncodePerBasis(PrettyJson& j, const char* key, const accounting::PerBasis& v) {
+  j.Key(key);
+  j.Open('{');
+  for (accounting::Basis b : accounting::kAllBases) j.Key(BasisName(b)).Number(At(v, b));
+  j.Close('}');
+}
+
+void EncodeGpuHours(PrettyJson& j, const GpuHours& g) {
+  if (g.priced) EncodePerBasis(j, "cost", g.cost);
+  EncodePerBasis(j, "hours", g.hours);
+}
+
+void EncodeStrings(PrettyJson& j, const char* key, const std::set<std::string>& strings) {
+  j.Key(key);
+  j.Open('[');
+  for (const std::string& s : strings) {
+    j.Element();
+    j.String(s);
+  }
+  j.Close(']');
+}
+
+// Members in key order, as everywhere in the file.
+void EncodeAccounting(PrettyJson& j, const AccountingState& s) {
+  j.Key("accounting");
+  j.Open('{');
+  EncodeStrings(j, "cards", s.cards);
+  if (!s.currency.empty()) j.Key("currency").String(s.currency);
+  if (s.last_unix) j.Key("last_unix").Number(*s.last_unix);
+  j.Key("namespaces");
+  j.Open('[');
+  for (const auto& [name, r] : s.namespace_hours) {
+    j.Element();
+    j.Open('{');
+    EncodeGpuHours(j, r.total);
+    j.Key("last_seen_unix").Number(r.last_seen_unix);
+    j.Key("namespace").String(name);
+    j.Close('}');
+  }
+  j.Close(']');
+  j.Key("nodes");
+  j.Open('[');
+  for (const auto& [name, r] : s.node_idle) {
+    j.Element();
+    j.Open('{');
+    EncodeGpuHours(j, r.total);
+    j.Key("last_seen_unix").Number(r.last_seen_unix);
+    j.Key("node").String(name);
+    j.Close('}');
+  }
+  j.Close(']');
+  j.Key("pods");
+  j.Open('[');
+  for (const auto& [id, r] : s.pod_hours) {
+    j.Element();
+    j.Open('{');
+    EncodeGpuHours(j, r.total);
+    j.Key("namespace").String(id.namespace_);
+    j.Key("node").String(r.node);
+    j.Key("pod").String(id.name);
+    if (!r.uid.empty()) j.Key("uid").String(r.uid);
+    j.Close('}');
+  }
+  j.Close(']');
+  EncodeStrings(j, "seen_pods", s.pods);
+  j.Close('}');
+}
+
 }  // namespace
 
 void EncodeStateFile(const StateFileContents& contents,
@@ -174,6 +309,7 @@ void EncodeStateFile(const StateFileContents& contents,
   for (const auto& [cluster, s] : contents) {
     j.Key(cluster);
     j.Open('{');
+    if (!s.accounting.empty()) EncodeAccounting(j, s.accounting);
     if (s.last_cycle_unix) j.Key("last_cycle_unix").Number(*s.last_cycle_unix);
     j.Key("namespaces");
     j.Open('[');
@@ -238,12 +374,15 @@ Result<StateFileContents> DecodeStateFile(std::string_view text) {
         root["format"].get<std::string>() != kStateFormat)
       return MakeError(ErrorCode::kInvalidArgument,
                        "not a gpuattr state file (no \"format\": \"gpuattr-state\")");
+    // Version 1 files (before GPU-hours) load with empty accounting.
     if (!root.contains("version") || !root["version"].is_number_integer() ||
-        root["version"].get<int>() != kStateVersion)
+        root["version"].get<int>() < kOldestStateVersion ||
+        root["version"].get<int>() > kStateVersion)
       return MakeError(ErrorCode::kInvalidArgument,
                        "unsupported state file version " +
                            (root.contains("version") ? root["version"].dump() : "(none)") +
-                           " (this gpuattr reads version " + std::to_string(kStateVersion) + ")");
+                           " (this gpuattr reads versions " + std::to_string(kOldestStateVersion) +
+                           " to " + std::to_string(kStateVersion) + ")");
     StateFileContents out;
     auto it = root.find("clusters");
     if (it == root.end()) return out;

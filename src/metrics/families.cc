@@ -5,6 +5,7 @@
 #include <string>
 #include <unordered_set>
 
+#include "gpuattr/metrics/accounting.h"
 #include "gpuattr/metrics/allocation.h"
 #include "gpuattr/metrics/devices.h"
 #include "gpuattr/metrics/health.h"
@@ -32,6 +33,7 @@ constexpr const FamilyGroup* kGroups[] = {
     &kAllocationGroup,
     &kInferenceGroup,
     &kLedgerGroup,
+    &kAccountingGroup,
     &kHealthGroup,
 };
 // clang-format on

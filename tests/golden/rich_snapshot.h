@@ -9,6 +9,7 @@
 #include "golden/attribution_harness.h"
 #include "gpuattr/discovery/report.h"
 #include "gpuattr/inference/inference.h"
+#include "gpuattr/accounting/accounting.h"
 #include "gpuattr/ledger/ledger.h"
 #include "gpuattr/model/snapshot.h"
 #include "support/snapshots.h"
@@ -62,8 +63,15 @@ inline model::Snapshot RichSnapshot() {
   server.generation_tokens_per_joule = 4;
   inference->servers.push_back(server);
   out.inference = *inference;
-  out.ledger = ledger::Ledger().Record(out.attribution, 1e9);
   out.allocation = RichAllocation(out.attribution);
+  ledger::Ledger ledger;
+  out.ledger = ledger.Record(out.attribution, 1e9);
+  // GPU-hours with every card priced, so that the cost families and card prices are exercised.
+  const kube::ClusterObjects no_objects;
+  const std::vector<accounting::CardAccount> cards =
+      accounting::ShareCards({out.attribution, out.allocation, no_objects});
+  ledger.RecordGpuHours(cards, std::vector<std::optional<double>>(cards.size(), 2.5), "USD", 1e9,
+                        nullptr, out.ledger);
   model::ClusterSnapshot b;
   b.cluster = "prod \"eu\"";  // label values are escaped by the serializer
   b.latest.up = false;

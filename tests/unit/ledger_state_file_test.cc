@@ -121,7 +121,7 @@ TEST(StateCodec, RoundTripsEveryField) {
   StateFileContents c{{"kind-gpu", SampleState()}, {"prod \"eu\"", LedgerState{}}};
   const std::string text = EncodeStateFile(c);
   EXPECT_THAT(text, HasSubstr("\"format\": \"gpuattr-state\""));
-  EXPECT_THAT(text, HasSubstr("\"version\": 1"));
+  EXPECT_THAT(text, HasSubstr("\"version\": 2"));
   auto back = DecodeStateFile(text);
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(*back, c);
@@ -140,7 +140,7 @@ TEST(StateCodec, RejectsTruncatedForeignAndNewerFiles) {
   const std::string good = EncodeStateFile({{"c", SampleState()}});
   for (const std::string& bad :
        {good.substr(0, good.size() / 2), std::string(""), std::string("{\"hello\": 1}"),
-        std::string("[1, 2]"), std::string("{\"format\": \"gpuattr-state\", \"version\": 2}"),
+        std::string("[1, 2]"), std::string("{\"format\": \"gpuattr-state\", \"version\": 3}"),
         std::string("{\"format\": \"gpuattr-state\", \"version\": 1, \"clusters\": {\"c\": "
                     "{\"pods\": [{\"namespace\": \"a\"}]}}}"),
         std::string("{\"format\": \"gpuattr-state\", \"version\": 1, \"clusters\": {\"c\": "
@@ -153,8 +153,8 @@ TEST(StateCodec, RejectsTruncatedForeignAndNewerFiles) {
   }
   auto foreign = DecodeStateFile("{\"hello\": 1}");
   EXPECT_THAT(foreign.error().message, HasSubstr("not a gpuattr state file"));
-  auto newer = DecodeStateFile("{\"format\": \"gpuattr-state\", \"version\": 2}");
-  EXPECT_THAT(newer.error().message, HasSubstr("unsupported state file version 2"));
+  auto newer = DecodeStateFile("{\"format\": \"gpuattr-state\", \"version\": 3}");
+  EXPECT_THAT(newer.error().message, HasSubstr("unsupported state file version 3"));
 }
 
 // A file written before UIDs and observation times were kept: its records were all written at

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuattr/accounting/accounting.h"
+#include "gpuattr/accounting/prices.h"
 #include "gpuattr/app/options.h"
 #include "gpuattr/trust/rules.h"
 #include "gpuattr/util/log.h"
@@ -80,6 +82,14 @@ struct ScrapeConfig {
   bool operator==(const ScrapeConfig&) const = default;
 };
 
+// GPU-hours and their prices (docs/accounting.md#prices).
+struct AccountingConfig {
+  std::string currency;                       // ISO 4217, the `currency` label of cost series
+  std::vector<accounting::PriceRule> prices;  // ordered; the first rule matching a card wins
+  std::vector<accounting::Basis> bases;       // published; the counters keep all three
+  bool operator==(const AccountingConfig&) const = default;
+};
+
 struct IdleConfig {
   double utilization_below = 0;
   uint64_t memory_at_least_bytes = 0;
@@ -146,6 +156,7 @@ struct Config {
   ScrapeConfig scrape;
   IdleConfig idle;
   DiscoveryConfig discovery;
+  AccountingConfig accounting;
   // The `cluster` label given by --cluster.name or `cluster_name`: in the cluster (in-cluster
   // mode) the name of the cluster gpuattr runs in (default kInClusterName); with a kubeconfig it
   // replaces the label of the one cluster read. "" = not given.

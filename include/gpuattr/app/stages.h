@@ -5,7 +5,7 @@
 //   → allocate (the scheduler's view: requests, capacity, pending pods and hints)
 //   → node health (worst device state, withdrawn devices)
 //   → inference (rates against the previous cycle, tokens per joule)
-//   → ledger (idle runs, energy counters)
+//   → ledger (idle runs, energy counters; GPU-hours of every card, docs/accounting.md)
 //
 // Pure but for the long-lived state it is handed (StageState): no I/O, no clock (the cycle's time
 // comes in the input).
@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "gpuattr/accounting/accounting.h"
+#include "gpuattr/accounting/prices.h"
 #include "gpuattr/attribution/attribution.h"
 #include "gpuattr/inference/inference.h"
 #include "gpuattr/kube/objects.h"
@@ -53,6 +55,11 @@ CycleInput ShardInput(const CycleInput& whole, const kube::Shard& shard);
 
 struct StageParams {
   attribution::AttributionParams attribution;  // idle thresholds
+  // GPU-hours (docs/accounting.md#prices): the price rules (null: every card unpriced), the
+  // currency of the cost counters and the bases published.
+  std::shared_ptr<const accounting::PriceList> prices;
+  std::string currency = "USD";
+  std::vector<accounting::Basis> bases{accounting::kAllBases.begin(), accounting::kAllBases.end()};
 };
 
 // What one cluster keeps from cycle to cycle.

@@ -60,12 +60,36 @@ struct NamespaceLedger {
   double energy_window_seconds = 0;  // 86400, or less while the ledger is younger than that
 };
 
+// GPU-hours counters (docs/accounting.md) of a pod, a namespace or a node's idle.
+struct GpuHoursView {
+  kube::PodId pod;   // pods only
+  std::string name;  // the namespace or the node; for a pod its node
+  accounting::PerBasis hours{};
+  std::optional<accounting::PerBasis> cost;  // absent when none of its hours was ever priced
+};
+
+// A priced card and its price per GPU-hour (gpuattr_card_price_per_hour).
+struct CardPriceView {
+  std::string node;
+  std::string gpu;
+  std::string uuid;
+  std::string model;
+  double per_gpu_hour = 0;
+};
+
 // What to publish for one cluster after a successful cycle.
 struct LedgerView {
   std::string cluster;
-  double recorded_unix = 0;                 // the cycle's time
-  std::vector<PodLedger> pods;              // sorted by id; attributed and kept pods
-  std::vector<NamespaceLedger> namespaces;  // sorted by name
+  double recorded_unix = 0;                       // the cycle's time
+  std::vector<PodLedger> pods;                    // sorted by id; attributed and kept pods
+  std::vector<NamespaceLedger> namespaces;        // sorted by name
+  std::vector<GpuHoursView> pod_gpu_hours;        // sorted by pod
+  std::vector<GpuHoursView> namespace_gpu_hours;  // sorted by name
+  std::vector<GpuHoursView> node_idle_gpu_hours;  // sorted by node
+  std::string currency;                           // of the cost counters
+  std::vector<CardPriceView> card_prices;         // this cycle's priced cards, in card order
+  // The bases published (accounting.bases); the counters keep all three.
+  std::vector<accounting::Basis> bases{accounting::kAllBases.begin(), accounting::kAllBases.end()};
 };
 
 // The pods that exist in the cluster now, with their UIDs (empty when unknown).
@@ -80,6 +104,17 @@ class Ledger {
   // attributed ones, UIDs unknown.
   LedgerView Record(const attribution::Attribution& attribution, double now_unix,
                     const PodUids* in_cluster = nullptr);
+
+  // GPU-hours (docs/accounting.md#counters): adds one successful cycle's shares of every card
+  // (accounting::ShareCards) over the interval since the previous successful cycle, priced at
+  // `prices` (per GPU-hour, parallel to `cards`; absent or missing = unpriced) in `currency`, and
+  // fills the accounting part of `view`. A card or pod the previous cycle did not see accrues from
+  // this cycle on (its part of the interval goes to idle, or to nothing for a new card).
+  void RecordGpuHours(const std::vector<accounting::CardAccount>& cards,
+                      const std::vector<std::optional<double>>& prices, const std::string& currency,
+                      double now_unix, const PodUids* in_cluster, LedgerView& view);
+  // A failed cycle: nothing accrues over it; the next successful cycle starts a new interval.
+  void BreakInterval() { state_.accounting.last_unix.reset(); }
 
   const LedgerState& state() const { return state_; }
   const LedgerParams& params() const { return params_; }

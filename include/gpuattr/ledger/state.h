@@ -5,9 +5,11 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "gpuattr/accounting/accounting.h"
 #include "gpuattr/attribution/types.h"
 
 namespace gpuattr::ledger {
@@ -40,10 +42,55 @@ struct NamespaceRecord {
   bool operator==(const NamespaceRecord&) const = default;
 };
 
+// GPU-hours (docs/accounting.md): counters per basis, and what the last accounted cycle saw.
+struct GpuHours {
+  accounting::PerBasis hours{};
+  accounting::PerBasis cost{};  // priced cards only, in the state's currency
+  bool priced = false;          // some of its hours were on a priced card (it has cost series)
+  bool operator==(const GpuHours&) const = default;
+};
+
+struct PodHoursRecord {
+  std::string uid;   // another UID under the same name is another pod
+  std::string node;  // as is the same name on another node
+  GpuHours total;
+  bool operator==(const PodHoursRecord&) const = default;
+};
+
+struct NamespaceHoursRecord {
+  GpuHours total;             // Σ of what its pods accrued, including pods that left
+  double last_seen_unix = 0;  // last cycle with a pod of it holding a counter (for retention)
+  bool operator==(const NamespaceHoursRecord&) const = default;
+};
+
+struct NodeIdleRecord {
+  GpuHours total;
+  double last_seen_unix = 0;  // last cycle that saw a card of the node
+  bool operator==(const NodeIdleRecord&) const = default;
+};
+
+struct AccountingState {
+  // The last successful cycle accounted, and the cards and pods it saw: the next successful
+  // cycle accrues over the interval since, for those only. Absent after a failed cycle.
+  std::optional<double> last_unix;
+  std::set<std::string> cards;  // "node/uuid" (else "node/gpu")
+  std::set<std::string> pods;   // UID (else "namespace/name")
+  std::string currency;         // of the cost counters; empty until a price applied
+  std::map<kube::PodId, PodHoursRecord> pod_hours;
+  std::map<std::string, NamespaceHoursRecord> namespace_hours;
+  std::map<std::string, NodeIdleRecord> node_idle;
+  bool empty() const {
+    return !last_unix && cards.empty() && pods.empty() && currency.empty() && pod_hours.empty() &&
+           namespace_hours.empty() && node_idle.empty();
+  }
+  bool operator==(const AccountingState&) const = default;
+};
+
 struct LedgerState {
   std::optional<double> last_cycle_unix;  // the last successful cycle
   std::map<kube::PodId, PodRecord> pods;
   std::map<std::string, NamespaceRecord> namespaces;
+  AccountingState accounting;
   bool operator==(const LedgerState&) const = default;
 };
 

@@ -1,6 +1,6 @@
 // The state file's JSON format (docs/ledger.md), pure: one section per cluster.
 //
-//   {"format": "gpuattr-state", "version": 1,
+//   {"format": "gpuattr-state", "version": 2,
 //    "clusters": {"kind-gpu": {"last_cycle_unix": 1764474000.5,
 //                              "pods": [{"namespace": "ml", "pod": "trainer-0", "node": "gpu-1",
 //                                        "uid": "6f1c…", "idle_since_unix": 1764470000,
@@ -25,7 +25,10 @@
 namespace gpuattr::ledger {
 
 inline constexpr std::string_view kStateFormat = "gpuattr-state";
-inline constexpr int kStateVersion = 1;
+// Version 2 added each cluster's "accounting" (GPU-hours, docs/accounting.md#state); version 1
+// files still load, with empty accounting.
+inline constexpr int kStateVersion = 2;
+inline constexpr int kOldestStateVersion = 1;
 
 using StateFileContents = std::map<std::string, LedgerState>;  // cluster label → its state
 

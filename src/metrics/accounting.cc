@@ -1,0 +1,97 @@
+// Accounting group: GPU-hours counters of pods, namespaces and nodes' idle, one series per basis,
+// from each cluster's LedgerView (docs/accounting.md#counters).
+#include "gpuattr/metrics/accounting.h"
+
+namespace gpuattr::metrics {
+namespace {
+
+using accounting::Basis;
+
+constexpr FamilySpec kPodHours{
+    "gpuattr_pod_gpu_hours_total", MetricType::kCounter,
+    "GPU-hours accounted to the pod on each basis (allocation: what the scheduler handed out; "
+    "memory: GPU memory occupied; usage: compute used), between successful cycles."};
+constexpr FamilySpec kNamespaceHours{
+    "gpuattr_namespace_gpu_hours_total", MetricType::kCounter,
+    "GPU-hours accounted to the namespace's pods on each basis, including pods that have left, "
+    "so it never goes down."};
+constexpr FamilySpec kNodeIdleHours{
+    "gpuattr_node_idle_gpu_hours_total", MetricType::kCounter,
+    "GPU-hours of the node's cards that no pod got on each basis; with the pods' hours they add "
+    "up to the cards' hours."};
+
+constexpr FamilySpec kPodCost{
+    "gpuattr_pod_cost_total", MetricType::kCounter,
+    "Cost of the pod's GPU-hours on each basis at the configured prices (accounting.prices), in "
+    "`currency`; priced cards only: absent when none of its hours was priced."};
+constexpr FamilySpec kNamespaceCost{
+    "gpuattr_namespace_cost_total", MetricType::kCounter,
+    "Cost of the namespace's GPU-hours on each basis, including pods that have left; priced "
+    "cards only."};
+constexpr FamilySpec kNodeIdleCost{
+    "gpuattr_node_idle_cost_total", MetricType::kCounter,
+    "Cost of the node's idle GPU-hours on each basis; absent when all its cards are unpriced."};
+constexpr FamilySpec kCardPrice{
+    "gpuattr_card_price_per_hour", MetricType::kGauge,
+    "Price of one GPU-hour of the card, from the first accounting.prices rule that matches it; "
+    "absent for an unpriced card."};
+
+constexpr FamilySpec kFamilies[] = {kPodHours,      kNamespaceHours, kNodeIdleHours, kPodCost,
+                                    kNamespaceCost, kNodeIdleCost,   kCardPrice};
+
+void Build(const model::Snapshot& s, FamilyWriter& w) {
+  for (const model::ClusterSnapshot& c : s.clusters)
+    if (c.latest.output) WriteAccounting(c.latest.output->ledger, w);
+}
+
+// One family's series, per published basis: the hours, or the cost (with `currency`) of those
+// that have one. `extra` adds the row's own labels.
+template <typename AddLabels>
+void WriteBases(const ledger::LedgerView& v, const std::vector<ledger::GpuHoursView>& rows,
+                const FamilySpec& hours, const FamilySpec& cost, AddLabels extra, FamilyWriter& w) {
+  for (Basis b : v.bases)
+    for (const ledger::GpuHoursView& r : rows) {
+      Labels l{{"basis", BasisName(b)}, {"cluster", v.cluster}};
+      extra(r, l);
+      w.Add(hours, l, At(r.hours, b));
+    }
+  for (Basis b : v.bases)
+    for (const ledger::GpuHoursView& r : rows) {
+      if (!r.cost) continue;
+      Labels l{{"basis", BasisName(b)}, {"cluster", v.cluster}, {"currency", v.currency}};
+      extra(r, l);
+      w.Add(cost, l, At(*r.cost, b));
+    }
+}
+
+}  // namespace
+
+void WriteAccounting(const ledger::LedgerView& v, FamilyWriter& w) {
+  WriteBases(
+      v, v.pod_gpu_hours, kPodHours, kPodCost,
+      [](const ledger::GpuHoursView& r, Labels& l) {
+        l.emplace("namespace", r.pod.namespace_);
+        l.emplace("node", r.name);
+        l.emplace("pod", r.pod.name);
+      },
+      w);
+  WriteBases(
+      v, v.namespace_gpu_hours, kNamespaceHours, kNamespaceCost,
+      [](const ledger::GpuHoursView& r, Labels& l) { l.emplace("namespace", r.name); }, w);
+  WriteBases(
+      v, v.node_idle_gpu_hours, kNodeIdleHours, kNodeIdleCost,
+      [](const ledger::GpuHoursView& r, Labels& l) { l.emplace("node", r.name); }, w);
+  for (const ledger::CardPriceView& c : v.card_prices)
+    w.Add(kCardPrice,
+          Labels{{"cluster", v.cluster},
+                 {"currency", v.currency},
+                 {"gpu", c.gpu},
+                 {"model", c.model},
+                 {"node", c.node},
+                 {"uuid", c.uuid}},
+          c.per_gpu_hour);
+}
+
+constinit const FamilyGroup kAccountingGroup{"accounting", kFamilies, &Build};
+
+}  // namespace gpuattr::metrics
