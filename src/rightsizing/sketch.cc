@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 namespace gpuattr::rightsizing {
 namespace {
@@ -28,12 +29,17 @@ double UtilizationSketch::ValueOf(int32_t index) {
 }
 
 void UtilizationSketch::AddToBucket(int32_t index, uint64_t count) {
-  auto it = std::lower_bound(buckets_.begin(), buckets_.end(), index,
-                             [](const Bucket& b, int32_t i) { return b.index < i; });
-  if (it != buckets_.end() && it->index == index)
-    it->count += count;
-  else
-    buckets_.insert(it, Bucket{index, count});
+  if (counts_.empty()) {
+    first_index_ = index;
+    counts_.push_back(0);
+  } else if (index < first_index_) {
+    counts_.insert(counts_.begin(), static_cast<size_t>(first_index_ - index), 0);
+    first_index_ = index;
+  } else if (const auto at = static_cast<size_t>(index - first_index_); at >= counts_.size()) {
+    counts_.resize(at + 1, 0);
+  }
+  uint32_t& c = counts_[static_cast<size_t>(index - first_index_)];
+  c = static_cast<uint32_t>(std::min<uint64_t>(uint64_t{c} + count, UINT32_MAX));
 }
 
 void UtilizationSketch::Add(double ratio, uint64_t count) {
@@ -49,22 +55,22 @@ void UtilizationSketch::Add(double ratio, uint64_t count) {
 void UtilizationSketch::Merge(const UtilizationSketch& other) {
   count_ += other.count_;
   zero_count_ += other.zero_count_;
-  std::vector<Bucket> merged;
-  merged.reserve(buckets_.size() + other.buckets_.size());
-  auto a = buckets_.begin();
-  auto b = other.buckets_.begin();
-  while (a != buckets_.end() || b != other.buckets_.end()) {
-    if (b == other.buckets_.end() || (a != buckets_.end() && a->index < b->index)) {
-      merged.push_back(*a++);
-    } else if (a == buckets_.end() || b->index < a->index) {
-      merged.push_back(*b++);
-    } else {
-      merged.push_back({a->index, a->count + b->count});
-      ++a;
-      ++b;
-    }
-  }
-  buckets_ = std::move(merged);
+  if (other.counts_.empty()) return;
+  // Widen to both ranges once, then add bucket by bucket (a cycle merges 8 slots per workload).
+  const int32_t last = other.first_index_ + static_cast<int32_t>(other.counts_.size()) - 1;
+  AddToBucket(other.first_index_, 0);
+  AddToBucket(last, 0);
+  uint32_t* into = counts_.data() + (other.first_index_ - first_index_);
+  for (size_t i = 0; i < other.counts_.size(); ++i)
+    into[i] =
+        static_cast<uint32_t>(std::min<uint64_t>(uint64_t{into[i]} + other.counts_[i], UINT32_MAX));
+}
+
+std::vector<UtilizationSketch::Bucket> UtilizationSketch::buckets() const {
+  std::vector<Bucket> out;
+  for (size_t i = 0; i < counts_.size(); ++i)
+    if (counts_[i] > 0) out.push_back({first_index_ + static_cast<int32_t>(i), counts_[i]});
+  return out;
 }
 
 std::optional<double> UtilizationSketch::Quantile(double q) const {
@@ -73,11 +79,11 @@ std::optional<double> UtilizationSketch::Quantile(double q) const {
   // The first bucket whose cumulative count passes the rank holds the sample of that rank.
   uint64_t seen = zero_count_;
   if (static_cast<double>(seen) > rank) return 0.0;
-  for (const Bucket& b : buckets_) {
-    seen += b.count;
-    if (static_cast<double>(seen) > rank) return ValueOf(b.index);
+  for (size_t i = 0; i < counts_.size(); ++i) {
+    seen += counts_[i];
+    if (static_cast<double>(seen) > rank) return ValueOf(first_index_ + static_cast<int32_t>(i));
   }
-  return ValueOf(buckets_.empty() ? 0 : buckets_.back().index);
+  return ValueOf(first_index_ + static_cast<int32_t>(counts_.size()) - 1);
 }
 
 std::optional<UtilizationSketch> UtilizationSketch::FromParts(uint64_t zero_count,
@@ -87,11 +93,12 @@ std::optional<UtilizationSketch> UtilizationSketch::FromParts(uint64_t zero_coun
   s.count_ = zero_count;
   for (size_t i = 0; i < buckets.size(); ++i) {
     const Bucket& b = buckets[i];
-    if (b.index < kMinIndex || b.index > 0 || b.count == 0) return std::nullopt;
+    if (b.index < kMinIndex || b.index > 0 || b.count == 0 || b.count > UINT32_MAX)
+      return std::nullopt;
     if (i > 0 && buckets[i - 1].index >= b.index) return std::nullopt;
     s.count_ += b.count;
+    s.AddToBucket(b.index, b.count);
   }
-  s.buckets_ = std::move(buckets);
   return s;
 }
 

@@ -79,7 +79,7 @@ TEST(RightsizingSketch, QuantilesWithinTheRelativeBound) {
 TEST(RightsizingSketch, ZeroAndTinyValuesUseTheZeroBucket) {
   UtilizationSketch s;
   s.Add(0);
-  s.Add(0.0005);  // below kMinIndexed: counted as 0
+  s.Add(0.005);  // below kMinIndexed: counted as 0
   s.Add(0.5);
   EXPECT_EQ(s.count(), 3u);
   EXPECT_EQ(s.zero_count(), 2u);
@@ -101,8 +101,10 @@ TEST(RightsizingSketch, BucketsAreBounded) {
   UtilizationSketch s;
   for (int i = 0; i <= 100000; ++i) s.Add(static_cast<double>(i) / 100000);
   EXPECT_LE(s.buckets().size(), static_cast<size_t>(UtilizationSketch::kMaxBuckets));
-  // α = 2 %: γ ≈ 1.0408, log_γ(1e-3) ≈ −173.
-  EXPECT_EQ(UtilizationSketch::kMinIndex, -172);
+  EXPECT_LE(s.bucket_slots(), static_cast<size_t>(UtilizationSketch::kMaxBuckets));
+  // α = 2 %: γ ≈ 1.0408, log_γ(0.01) ≈ −115.1.
+  EXPECT_EQ(UtilizationSketch::kMinIndex, -115);
+  EXPECT_EQ(UtilizationSketch::kMaxBuckets, 116);
 }
 
 TEST(RightsizingSketch, MergeIsAssociativeAndEqualsOneSketchOfAll) {

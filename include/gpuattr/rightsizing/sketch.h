@@ -5,9 +5,10 @@
 // - A value x in [kMinIndexed, 1] goes to bucket i = ceil(log_γ x), γ = (1 + α) / (1 − α),
 //   α = kRelativeAccuracy; bucket i stands for 2γ^i / (γ + 1), within α of every value in it.
 // - x below kMinIndexed (0 included) goes to the zero bucket and reads back as 0; x above 1 is
-//   counted as 1 (ratios are at most 1); NaN is ignored.
-// - At most kMaxBuckets buckets plus the zero bucket, whatever the number of samples: bounded
-//   bytes per sketch.
+//   counted as 1 (ratios are at most 1); NaN is ignored. Below 1 % a p95 changes no
+//   recommendation (docs/rightsizing.md#the-utilisation-sketch).
+// - Counts are kept dense from the lowest to the highest bucket used, 4 bytes each: at most
+//   kMaxBuckets (116) of them, whatever the number of samples (464 bytes).
 #pragma once
 
 #include <cstdint>
@@ -20,8 +21,8 @@ namespace gpuattr::rightsizing {
 class UtilizationSketch {
  public:
   static constexpr double kRelativeAccuracy = 0.02;
-  static constexpr double kMinIndexed = 1e-3;  // 0.1 % utilisation
-  static const int kMinIndex;                  // ceil(log_γ kMinIndexed), about −173
+  static constexpr double kMinIndexed = 1e-2;  // 1 % utilisation
+  static const int kMinIndex;                  // ceil(log_γ kMinIndexed): −115
   static const int kMaxBuckets;                // indexes kMinIndex..0
 
   struct Bucket {
@@ -39,7 +40,8 @@ class UtilizationSketch {
   uint64_t count() const { return count_; }
   uint64_t zero_count() const { return zero_count_; }
   bool empty() const { return count_ == 0; }
-  const std::vector<Bucket>& buckets() const { return buckets_; }  // sorted by index, counts > 0
+  std::vector<Bucket> buckets() const;                    // sorted by index, counts > 0
+  size_t bucket_slots() const { return counts_.size(); }  // dense counts held (memory)
 
   // Rebuilds a sketch from its parts (the state file). Buckets out of range or with a zero count
   // are refused (false), so a hand-edited file cannot grow a sketch beyond its bound.
@@ -57,7 +59,8 @@ class UtilizationSketch {
 
   uint64_t count_ = 0;
   uint64_t zero_count_ = 0;
-  std::vector<Bucket> buckets_;
+  int32_t first_index_ = 0;       // the bucket of counts_[0]
+  std::vector<uint32_t> counts_;  // dense; saturates at 2^32 − 1 per bucket
 };
 
 }  // namespace gpuattr::rightsizing
