@@ -165,6 +165,12 @@ Result<Config> LoadConfig(const CommandLine& flags, std::string_view file_name,
     return Invalid(
         "web.config_file (--web.config.file) replaces the deprecated web.tls and web.basic_auth: "
         "set TLS and users in the web config file only (docs/app.md)");
+  if (cfg.rightsizing.min_observation > cfg.rightsizing.window)
+    return Invalid(
+        (file_name.empty() ? std::string() : std::string(file_name) + ": ") +
+        "rightsizing.min_observation (" + FormatDuration(cfg.rightsizing.min_observation) +
+        ") is longer than rightsizing.window (" + FormatDuration(cfg.rightsizing.window) +
+        "): no workload could ever be observed long enough");
   if (!cfg.cluster_name.empty() && cfg.clusters.size() > 1)
     return Invalid((flags.Has("cluster.name") ? std::string("--cluster.name")
                                               : std::string(file_name) + ": cluster_name") +

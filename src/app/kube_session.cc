@@ -76,7 +76,8 @@ KubeClusterSession::KubeClusterSession(std::string cluster,
       stages_{
           ledger::Ledger(options_.ledger, options_.state_file ? options_.state_file->Load(cluster_)
                                                               : ledger::LedgerState{}),
-          {}} {}
+          {},
+          rightsizing::Tracker(options_.rightsizing)} {}
 
 KubeClusterSession::~KubeClusterSession() { cache_->Stop(); }
 

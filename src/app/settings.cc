@@ -405,6 +405,32 @@ std::vector<Setting> DiscoveryAndIdleSettings() {
   };
 }
 
+std::vector<Setting> RightsizingSettings() {
+  return {
+      Value({.key = "rightsizing.window",
+             .value_name = "DURATION",
+             .group = G::kRightsizing,
+             .help = "how far back each workload's GPU memory peak and utilisation are kept for "
+                     "its recommendation (docs/rightsizing.md); 7d, 24h.",
+             .default_text = "7d"},
+            MEMBER(rightsizing.window), ParsePositiveDuration),
+      Value({.key = "rightsizing.min_observation",
+             .value_name = "DURATION",
+             .group = G::kRightsizing,
+             .help = "a workload observed for less than this gets reason insufficient_data "
+                     "(no larger than rightsizing.window).",
+             .default_text = "24h"},
+            MEMBER(rightsizing.min_observation), ParsePositiveDuration),
+      Value({.key = "rightsizing.headroom",
+             .value_name = "RATIO",
+             .group = G::kRightsizing,
+             .help = "added to what a workload used before it is compared with the offerings: "
+                     "needs = peak memory, p95 compute × (1 + headroom); 0..1.",
+             .default_text = "0.2"},
+            MEMBER(rightsizing.headroom), ParseRatio),
+  };
+}
+
 std::vector<Setting> GeneralSettings() {
   return {
       Meta({.flag = "config.file",
@@ -425,7 +451,7 @@ std::vector<Setting> GeneralSettings() {
 std::vector<Setting> MakeSettings() {
   std::vector<Setting> all;
   for (auto part : {ClusterSettings, CycleSettings, ServerSettings, OnceAndShardSettings,
-                    ScrapeSettings, DiscoveryAndIdleSettings, GeneralSettings})
+                    ScrapeSettings, DiscoveryAndIdleSettings, RightsizingSettings, GeneralSettings})
     for (Setting& s : part()) all.push_back(std::move(s));
   return all;
 }
@@ -450,6 +476,8 @@ std::string_view GroupTitle(SettingGroup group) {
       return "Discovery and trust";
     case G::kIdle:
       return "Idle";
+    case G::kRightsizing:
+      return "Rightsizing";
     case G::kGeneral:
       break;
   }

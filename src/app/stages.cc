@@ -50,6 +50,7 @@ model::CycleOutput RunStages(const CycleInput& input, StageState& state,
   ledger::PodUids in_cluster;
   for (const auto& [key, pod] : objects.pods) in_cluster.emplace(pod.Id(), pod.uid);
   out.ledger = state.ledger.Record(out.attribution, input.now_unix, &in_cluster);
+  out.rightsizing = state.rightsizing.Record(out.attribution, objects, input.now_unix);
   return out;
 }
 

@@ -13,6 +13,7 @@
 #include "gpuattr/metrics/namespaces.h"
 #include "gpuattr/metrics/node_power.h"
 #include "gpuattr/metrics/pods.h"
+#include "gpuattr/metrics/rightsizing.h"
 #include "gpuattr/metrics/text_writer.h"
 
 namespace gpuattr::metrics {
@@ -33,6 +34,7 @@ constexpr const FamilyGroup* kGroups[] = {
     &kInferenceGroup,
     &kLedgerGroup,
     &kHealthGroup,
+    &kRightsizingGroup,
 };
 // clang-format on
 

@@ -70,7 +70,9 @@ std::optional<MigProfile> ParseProfile(std::string_view name) {
   return MigProfile{std::string(name), g, gb};
 }
 
-const MigModel* MigModelOf(std::string_view card_model, std::optional<double> memory_bytes) {
+namespace {
+
+const MigModel* LookUp(std::string_view card_model, std::optional<double> memory_bytes) {
   const std::string m = Upper(card_model);
   // Grace Hopper and Grace Blackwell superchips have other MIG tables: not in ours.
   if (Contains(m, "GH200") || Contains(m, "GB200")) return nullptr;
@@ -84,6 +86,21 @@ const MigModel* MigModelOf(std::string_view card_model, std::optional<double> me
   if (Contains(m, "B200")) return &kB200;
   if (ContainsWord(m, "A30")) return &kA30;
   return nullptr;
+}
+
+}  // namespace
+
+const MigModel* MigModelOf(std::string_view card_model, std::optional<double> memory_bytes) {
+  // A cycle asks about the same few models for every pod: remember the last answer.
+  thread_local std::string last_model;
+  thread_local int last_memory = -1;
+  thread_local const MigModel* last = nullptr;
+  const int memory = !memory_bytes ? 0 : (*memory_bytes > 45e9 ? 2 : 1);
+  if (last_memory >= 0 && memory == last_memory && card_model == last_model) return last;
+  last = LookUp(card_model, memory_bytes);
+  last_model.assign(card_model);
+  last_memory = memory;
+  return last;
 }
 
 std::optional<MigProfile> CanonicalProfile(const MigModel* model, std::string_view name) {

@@ -32,8 +32,14 @@ bool Fits(const Offering& o, double need_memory, double need_compute) {
   return o.memory_bytes && *o.memory_bytes >= need_memory && o.compute >= need_compute;
 }
 
+// The card's row of the table. A whole card's memory tells A100 40GB from 80GB when its name
+// does not; a slice's memory is the slice's, so it is not used.
+const MigModel* ModelOf(const Holding& h) {
+  return MigModelOf(h.model, h.profile.empty() ? h.device_memory_bytes : std::nullopt);
+}
+
 int SlicesOf(const Holding& h) {
-  const MigModel* model = MigModelOf(h.model, h.device_memory_bytes);
+  const MigModel* model = ModelOf(h);
   return model ? model->slices : 7;
 }
 
@@ -157,7 +163,7 @@ bool SmallerHolding(const Holding& a, const Holding& b) {
 
 Recommendation Recommend(const RecommendInput& in) {
   const Holding& h = in.current;
-  const MigModel* model = MigModelOf(h.model, h.device_memory_bytes);
+  const MigModel* model = ModelOf(h);
   const bool mig = model != nullptr || !h.profile.empty() || !in.advertised.empty();
   const Candidates c = mig ? MigCandidates(in, model) : ShareCandidates(h);
 

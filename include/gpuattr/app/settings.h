@@ -22,6 +22,7 @@ enum class SettingGroup {
   kScrape,
   kDiscovery,
   kIdle,
+  kRightsizing,
   kGeneral,
 };
 std::string_view GroupTitle(SettingGroup group);  // "Clusters", "Scrape", ...
