@@ -67,7 +67,7 @@ void StateFile::Read() {
   }
   std::ostringstream text;
   text << in.rdbuf();
-  auto decoded = DecodeStateFile(text.str());
+  auto decoded = DecodeStateFile(text.str(), &rightsizing_);
   if (decoded.ok()) {
     contents_ = std::move(*decoded);
     log::Info("state file read", {{"path", path_}, {"clusters", contents_.size()}});
@@ -138,13 +138,21 @@ LedgerState StateFile::Load(const std::string& cluster) const {
   return it == contents_.end() ? LedgerState{} : it->second;
 }
 
-void StateFile::Save(const std::string& cluster, const LedgerState& state) {
+rightsizing::RightsizingState StateFile::LoadRightsizing(const std::string& cluster) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = rightsizing_.find(cluster);
+  return it == rightsizing_.end() ? rightsizing::RightsizingState{} : it->second;
+}
+
+void StateFile::Save(const std::string& cluster, const LedgerState& state,
+                     const rightsizing::RightsizingState* rightsizing) {
   std::lock_guard<std::mutex> lock(mu_);
   contents_[cluster] = state;
+  if (rightsizing) rightsizing_[cluster] = *rightsizing;
   if (!writable_) return;
   // Written as it is encoded: the file is MBs at scale, its text never whole in memory.
   Status s = WriteFileAtomically(
-      path_, [&](const PieceWriter& write) { EncodeStateFile(contents_, write); });
+      path_, [&](const PieceWriter& write) { EncodeStateFile(contents_, write, &rightsizing_); });
   if (!s && !write_failing_)
     log::Warn(
         "cannot write the state file; idle runs and energy counters will not survive a "
