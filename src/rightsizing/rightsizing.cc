@@ -17,6 +17,7 @@ struct CycleSeen {
   kube::PodId last_pod;  // pod_devices come sorted by pod: a new pod is a new id
   bool data = false;
   std::optional<Holding> largest;
+  double largest_share = 0;  // ComputeShare(*largest)
   std::optional<double> peak_memory_bytes;
   UtilizationSketch utilization;
   std::vector<double> held_shares;  // one per (pod, device) it holds now
@@ -57,8 +58,21 @@ Seen SeeCycle(const attribution::Attribution& attribution, const kube::ClusterOb
     }
     CycleSeen& s = *s_of_pod;
     const Holding h = HoldingOf(link, device, *pod, objects.FindNode(device.id.node));
-    if (!s.largest || SmallerHolding(*s.largest, h)) s.largest = h;
-    s.held_shares.push_back(ComputeShare(h));
+    // Most pods of a workload hold the same kind: compare and parse only when it differs.
+    if (!s.largest) {
+      s.largest = h;
+      s.largest_share = ComputeShare(h);
+      s.held_shares.push_back(s.largest_share);
+    } else if (h == *s.largest) {
+      s.held_shares.push_back(s.largest_share);
+    } else {
+      const double share = ComputeShare(h);
+      s.held_shares.push_back(share);
+      if (SmallerHolding(*s.largest, h)) {
+        s.largest = h;
+        s.largest_share = share;
+      }
+    }
     const std::optional<double> util = link.utilization ? link.utilization : device.utilization;
     if (!util && !link.memory_used_bytes) continue;  // unknown this cycle: adds nothing
     s.data = true;
