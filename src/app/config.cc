@@ -169,6 +169,12 @@ Result<Config> LoadConfig(const CommandLine& flags, std::string_view file_name,
     return Invalid(
         "metric_allowlist (--metric-allowlist) and metric_denylist (--metric-denylist) are "
         "mutually exclusive, as in kube-state-metrics: set only one of them");
+  if (cfg.rightsizing.min_observation > cfg.rightsizing.window)
+    return Invalid(
+        (file_name.empty() ? std::string() : std::string(file_name) + ": ") +
+        "rightsizing.min_observation (" + FormatDuration(cfg.rightsizing.min_observation) +
+        ") is longer than rightsizing.window (" + FormatDuration(cfg.rightsizing.window) +
+        "): no workload could ever be observed long enough");
   if (!cfg.cluster_name.empty() && cfg.clusters.size() > 1)
     return Invalid((flags.Has("cluster.name") ? std::string("--cluster.name")
                                               : std::string(file_name) + ": cluster_name") +

@@ -76,7 +76,10 @@ KubeClusterSession::KubeClusterSession(std::string cluster,
       stages_{
           ledger::Ledger(options_.ledger, options_.state_file ? options_.state_file->Load(cluster_)
                                                               : ledger::LedgerState{}),
-          {}} {}
+          {},
+          rightsizing::Tracker(options_.rightsizing,
+                               options_.state_file ? options_.state_file->LoadRightsizing(cluster_)
+                                                   : rightsizing::RightsizingState{})} {}
 
 KubeClusterSession::~KubeClusterSession() { cache_->Stop(); }
 
@@ -270,7 +273,8 @@ void KubeClusterSession::Stage(CycleInput& input, model::CycleResult& result,
   // file is encoded, which is the heap's peak (heaptrack).
   std::vector<sources::ExporterReadings>().swap(input.readings);
   const auto t_save = Timing::Real::now();
-  if (options_.state_file) options_.state_file->Save(cluster_, stages_.ledger.state());
+  if (options_.state_file)
+    options_.state_file->Save(cluster_, stages_.ledger.state(), &stages_.rightsizing.state());
   result.up = true;
   log::Debug("cycle parts",
              {{"cluster", cluster_},

@@ -61,6 +61,11 @@ KubeSessionOptions SessionOptionsFromConfig(const Config& config) {
   // A missed cycle or a quick restart still integrates; a longer gap adds no invented joules.
   o.ledger.max_gap_seconds =
       std::max(300.0, 5 * std::chrono::duration<double>(config.interval).count());
+  o.rightsizing.window_seconds = std::chrono::duration<double>(config.rightsizing.window).count();
+  o.rightsizing.min_observation_seconds =
+      std::chrono::duration<double>(config.rightsizing.min_observation).count();
+  o.rightsizing.headroom = config.rightsizing.headroom;
+  o.rightsizing.max_gap_seconds = o.ledger.max_gap_seconds;  // the same gap rule
   return o;
 }
 

@@ -7,6 +7,7 @@
 #include "config_values.h"
 #include "gpuattr/util/strings.h"
 #include "setting_ops.h"
+#include "setting_parts.h"
 
 namespace gpuattr::app {
 namespace {
@@ -118,42 +119,6 @@ Result<std::string> NamespaceItem(const yaml::Reader& r, const YAML::Node& node,
   if (!node.IsScalar() || Trim(node.Scalar()).empty())
     return r.Fail(path, "expected a namespace name");
   return std::string(Trim(node.Scalar()));
-}
-
-// accounting.prices[i]: {node_labels: {label: value}, model: REGEX, per_gpu_hour: PRICE}.
-Result<accounting::PriceRule> PriceRuleItem(const yaml::Reader& r, const YAML::Node& node,
-                                            const std::string& path) {
-  GPUATTR_RETURN_IF_ERROR(r.Keys(node, path, {"node_labels", "model", "per_gpu_hour"}));
-  accounting::PriceRule rule;
-  const YAML::Node labels = yaml::Reader::Child(node, "node_labels");
-  if (labels.IsDefined()) {
-    if (!labels.IsMap()) return r.Fail(path + ".node_labels", "expected a mapping of label: value");
-    for (const auto& kv : labels) {
-      if (!kv.first.IsScalar() || !kv.second.IsScalar())
-        return r.Fail(path + ".node_labels", "expected a mapping of label: value");
-      rule.node_labels[kv.first.Scalar()] = kv.second.Scalar();
-    }
-  }
-  GPUATTR_RETURN_IF_ERROR(r.String(node, path, "model", rule.model));
-  const YAML::Node price = yaml::Reader::Child(node, "per_gpu_hour");
-  if (!price.IsDefined()) return r.Fail(path + ".per_gpu_hour", "missing (a price per GPU-hour)");
-  GPUATTR_ASSIGN_OR_RETURN(rule.per_gpu_hour, r.Parse(price, path + ".per_gpu_hour", ParseNumber));
-  // "model: ..." or "per_gpu_hour: ...": the field at fault, then what is wrong with it.
-  if (Status s = accounting::CheckPriceRule(rule); !s.ok()) {
-    const size_t colon = s.message().find(": ");
-    return r.Fail(path + "." + s.message().substr(0, colon), s.message().substr(colon + 2));
-  }
-  return rule;
-}
-
-Result<accounting::Basis> BasisItem(const yaml::Reader& r, const YAML::Node& node,
-                                    const std::string& path) {
-  if (!node.IsScalar()) return r.Fail(path, "expected allocation, memory or usage");
-  auto basis = accounting::ParseBasis(Trim(node.Scalar()));
-  if (!basis)
-    return r.Fail(path,
-                  "unknown basis \"" + node.Scalar() + "\" (use allocation, memory or usage)");
-  return *basis;
 }
 
 std::string YamlList(const std::vector<std::string>& items) {
@@ -511,30 +476,6 @@ std::vector<Setting> DiscoveryAndIdleSettings() {
   };
 }
 
-std::vector<Setting> AccountingSettings() {
-  return {
-      Value({.key = "accounting.currency",
-             .value_name = "CODE",
-             .group = G::kAccounting,
-             .help = "ISO 4217 code of the prices, the `currency` label of every cost series.",
-             .default_text = "USD"},
-            MEMBER(accounting.currency), accounting::ParseCurrency),
-      List({.key = "accounting.prices",
-            .value_name = "LIST",
-            .group = G::kAccounting,
-            .help = "prices per GPU-hour: ordered {node_labels, model, per_gpu_hour} rules, the "
-                    "first matching a card wins; an unpriced card gets no cost.",
-            .default_text = "[]"},
-           MEMBER(accounting.prices), PriceRuleItem),
-      List({.key = "accounting.bases",
-            .value_name = "LIST",
-            .group = G::kAccounting,
-            .help = "GPU-hour bases to publish: allocation, memory, usage.",
-            .default_text = "[allocation, memory, usage]"},
-           MEMBER(accounting.bases), BasisItem),
-  };
-}
-
 std::vector<Setting> GeneralSettings() {
   return {
       Meta({.flag = "config.file",
@@ -556,7 +497,7 @@ std::vector<Setting> MakeSettings() {
   std::vector<Setting> all;
   for (auto part : {ClusterSettings, CycleSettings, ServerSettings, MetricSelectionSettings,
                     OnceAndShardSettings, ScrapeSettings, DiscoveryAndIdleSettings,
-                    AccountingSettings, GeneralSettings})
+                    AccountingSettings, RightsizingSettings, GeneralSettings})
     for (Setting& s : part()) all.push_back(std::move(s));
   return all;
 }
@@ -583,6 +524,8 @@ std::string_view GroupTitle(SettingGroup group) {
       return "Idle";
     case G::kAccounting:
       return "Accounting";
+    case G::kRightsizing:
+      return "Rightsizing";
     case G::kGeneral:
       break;
   }

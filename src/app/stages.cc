@@ -61,6 +61,7 @@ model::CycleOutput RunStages(const CycleInput& input, StageState& state,
   state.ledger.RecordGpuHours(cards, prices, params.currency, input.now_unix, &in_cluster,
                               out.ledger);
   out.ledger.bases = params.bases;
+  out.rightsizing = state.rightsizing.Record(out.attribution, objects, input.now_unix);
   return out;
 }
 

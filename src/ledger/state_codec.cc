@@ -2,6 +2,7 @@
 #include "gpuattr/ledger/state_codec.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -159,6 +160,95 @@ LedgerState DecodeCluster(const json& j, const std::string& where) {
   return s;
 }
 
+// "-57:3 0 12" → the sketch with 3, 0 and 12 samples in buckets −57, −56, −55, plus `zero`.
+rightsizing::UtilizationSketch DecodeSketch(const std::string& text, uint64_t zero,
+                                            const std::string& where) {
+  std::vector<rightsizing::UtilizationSketch::Bucket> buckets;
+  if (!text.empty()) {
+    const char* p = text.data();
+    const char* end = p + text.size();
+    int32_t index = 0;
+    auto [q, ec] = std::from_chars(p, end, index);
+    if (ec != std::errc() || q == end || *q != ':')
+      throw std::runtime_error(where + ".utilization is not \"<index>:<count> <count> ...\"");
+    p = q + 1;
+    while (p < end) {
+      uint64_t count = 0;
+      auto [r, ec2] = std::from_chars(p, end, count);
+      if (ec2 != std::errc())
+        throw std::runtime_error(where + ".utilization holds a count that is no number");
+      if (count > 0) buckets.push_back({index, count});
+      ++index;
+      p = r;
+      if (p < end && *p == ' ') ++p;
+    }
+  }
+  auto sketch = rightsizing::UtilizationSketch::FromParts(zero, std::move(buckets));
+  if (!sketch) throw std::runtime_error(where + ".utilization has a bucket out of range");
+  return *sketch;
+}
+
+uint64_t GetCount(const json& j, const char* key, const std::string& where) {
+  const double v = GetOptional(j, key, where).value_or(0);
+  if (v < 0 || v != std::floor(v) || v > 9e15)
+    throw std::runtime_error(where + "." + key + " is not a count");
+  return static_cast<uint64_t>(v);
+}
+
+rightsizing::WorkloadRecord DecodeWorkload(const json& w, const std::string& at,
+                                           rightsizing::WorkloadId& id) {
+  if (!w.is_object()) throw std::runtime_error(at + " is not an object");
+  id = {GetString(w, "namespace", at), GetString(w, "kind", at), GetString(w, "name", at)};
+  rightsizing::WorkloadRecord r;
+  r.last_seen_unix = GetOptional(w, "last_seen_unix", at).value_or(0);
+  if (auto c = w.find("current"); c != w.end()) {
+    const std::string cur = at + ".current";
+    if (!c->is_object()) throw std::runtime_error(cur + " is not an object");
+    r.current.model = GetString(*c, "model", cur);
+    r.current.profile = GetString(*c, "profile", cur);
+    r.current.replicas =
+        static_cast<int>(std::clamp<uint64_t>(GetCount(*c, "replicas", cur), 1, 1'000'000));
+    r.current.device_memory_bytes = GetOptional(*c, "device_memory_bytes", cur);
+  }
+  const json& slots = GetArray(w, "slots", at);
+  if (slots.size() > rightsizing::kSlotsPerWindow + 1)
+    throw std::runtime_error(at + ".slots has more than " +
+                             std::to_string(rightsizing::kSlotsPerWindow + 1) + " slots");
+  for (size_t k = 0; k < slots.size(); ++k) {
+    const std::string sk = at + ".slots[" + std::to_string(k) + "]";
+    const json& s = slots[k];
+    if (!s.is_object()) throw std::runtime_error(sk + " is not an object");
+    rightsizing::WindowSlot slot;
+    slot.start_unix = GetNumber(s, "start_unix", sk);
+    slot.observed_seconds = GetOptional(s, "observed_seconds", sk).value_or(0);
+    slot.peak_memory_bytes = GetOptional(s, "peak_memory_bytes", sk);
+    const std::string util = s.contains("utilization") ? GetString(s, "utilization", sk) : "";
+    slot.utilization = DecodeSketch(util, GetCount(s, "utilization_zero", sk), sk);
+    r.slots.push_back(std::move(slot));
+  }
+  return r;
+}
+
+// The optional "rightsizing" section: cluster → its workloads' observations.
+RightsizingContents DecodeRightsizing(const json& j) {
+  RightsizingContents out;
+  if (!j.is_object()) throw std::runtime_error("rightsizing is not an object");
+  for (const auto& [cluster, section] : j.items()) {
+    const std::string where = "rightsizing[\"" + cluster + "\"]";
+    if (!section.is_object()) throw std::runtime_error(where + " is not an object");
+    rightsizing::RightsizingState& s = out[cluster];
+    s.last_cycle_unix = GetOptional(section, "last_cycle_unix", where);
+    const json& workloads = GetArray(section, "workloads", where);
+    for (size_t i = 0; i < workloads.size(); ++i) {
+      rightsizing::WorkloadId id;
+      rightsizing::WorkloadRecord r =
+          DecodeWorkload(workloads[i], where + ".workloads[" + std::to_string(i) + "]", id);
+      s.workloads[std::move(id)] = std::move(r);
+    }
+  }
+  return out;
+}
+
 // Writes what nlohmann's json::dump(1, ' ', false, error_handler_t::replace) writes for the same
 // document, member by member, without building the document (16,000 pods made a DOM of ~26 MB):
 // objects' members must come in key order, as nlohmann's std::map keeps them. Output goes to the
@@ -298,10 +388,74 @@ void EncodeAccounting(PrettyJson& j, const AccountingState& s) {
   j.Close('}');
 }
 
+std::string EncodeSketch(const rightsizing::UtilizationSketch& sketch) {
+  const std::vector<rightsizing::UtilizationSketch::Bucket> buckets = sketch.buckets();
+  if (buckets.empty()) return {};
+  std::string out = std::to_string(buckets.front().index) + ":";
+  int32_t next = buckets.front().index;
+  for (const auto& b : buckets) {
+    for (; next < b.index; ++next) out += "0 ";
+    out += std::to_string(b.count);
+    out += ' ';
+    ++next;
+  }
+  out.pop_back();
+  return out;
+}
+
+void EncodeWorkload(PrettyJson& j, const rightsizing::WorkloadId& id,
+                    const rightsizing::WorkloadRecord& r) {
+  j.Element();
+  j.Open('{');
+  j.Key("current");
+  j.Open('{');
+  if (r.current.device_memory_bytes)
+    j.Key("device_memory_bytes").Number(*r.current.device_memory_bytes);
+  j.Key("model").String(r.current.model);
+  j.Key("profile").String(r.current.profile);
+  j.Key("replicas").Integer(r.current.replicas);
+  j.Close('}');
+  j.Key("kind").String(id.kind);
+  j.Key("last_seen_unix").Number(r.last_seen_unix);
+  j.Key("name").String(id.name);
+  j.Key("namespace").String(id.namespace_);
+  j.Key("slots");
+  j.Open('[');
+  for (const rightsizing::WindowSlot& s : r.slots) {
+    j.Element();
+    j.Open('{');
+    j.Key("observed_seconds").Number(s.observed_seconds);
+    if (s.peak_memory_bytes) j.Key("peak_memory_bytes").Number(*s.peak_memory_bytes);
+    j.Key("start_unix").Number(s.start_unix);
+    j.Key("utilization").String(EncodeSketch(s.utilization));
+    j.Key("utilization_zero").Number(static_cast<double>(s.utilization.zero_count()));
+    j.Close('}');
+  }
+  j.Close(']');
+  j.Close('}');
+}
+
+void EncodeRightsizing(PrettyJson& j, const RightsizingContents& contents) {
+  j.Key("rightsizing");
+  j.Open('{');
+  for (const auto& [cluster, s] : contents) {
+    j.Key(cluster);
+    j.Open('{');
+    if (s.last_cycle_unix) j.Key("last_cycle_unix").Number(*s.last_cycle_unix);
+    j.Key("workloads");
+    j.Open('[');
+    for (const auto& [id, r] : s.workloads) EncodeWorkload(j, id, r);
+    j.Close(']');
+    j.Close('}');
+  }
+  j.Close('}');
+}
+
 }  // namespace
 
 void EncodeStateFile(const StateFileContents& contents,
-                     const std::function<void(std::string_view)>& sink) {
+                     const std::function<void(std::string_view)>& sink,
+                     const RightsizingContents* rightsizing) {
   PrettyJson j(sink);
   j.Open('{');
   j.Key("clusters");
@@ -355,19 +509,22 @@ void EncodeStateFile(const StateFileContents& contents,
   }
   j.Close('}');
   j.Key("format").String(kStateFormat);
+  if (rightsizing && !rightsizing->empty()) EncodeRightsizing(j, *rightsizing);
   j.Key("version").Integer(kStateVersion);
   j.Close('}');
   j.Raw("\n");
   j.Flush();
 }
 
-std::string EncodeStateFile(const StateFileContents& contents) {
+std::string EncodeStateFile(const StateFileContents& contents,
+                            const RightsizingContents* rightsizing) {
   std::string out;
-  EncodeStateFile(contents, [&](std::string_view chunk) { out.append(chunk); });
+  EncodeStateFile(
+      contents, [&](std::string_view chunk) { out.append(chunk); }, rightsizing);
   return out;
 }
 
-Result<StateFileContents> DecodeStateFile(std::string_view text) {
+Result<StateFileContents> DecodeStateFile(std::string_view text, RightsizingContents* rightsizing) {
   try {
     const json root = json::parse(text);
     if (!root.is_object() || !root.contains("format") || !root["format"].is_string() ||
@@ -384,6 +541,12 @@ Result<StateFileContents> DecodeStateFile(std::string_view text) {
                            " (this gpuattr reads versions " + std::to_string(kOldestStateVersion) +
                            " to " + std::to_string(kStateVersion) + ")");
     StateFileContents out;
+    if (rightsizing) rightsizing->clear();
+    // Optional (docs/rightsizing.md#in-the-state-file): older files have none.
+    if (auto rs = root.find("rightsizing"); rs != root.end()) {
+      RightsizingContents decoded = DecodeRightsizing(*rs);
+      if (rightsizing) *rightsizing = std::move(decoded);
+    }
     auto it = root.find("clusters");
     if (it == root.end()) return out;
     if (!it->is_object())

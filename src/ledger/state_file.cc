@@ -80,7 +80,8 @@ void StateFile::Read() {
     return;
   }
   auto text = ReadBounded(in);
-  auto decoded = text.ok() ? DecodeStateFile(*text) : Result<StateFileContents>(text.error());
+  auto decoded =
+      text.ok() ? DecodeStateFile(*text, &rightsizing_) : Result<StateFileContents>(text.error());
   if (decoded.ok()) {
     contents_ = std::move(*decoded);
     log::Info("state file read", {{"path", path_}, {"clusters", contents_.size()}});
@@ -151,13 +152,21 @@ LedgerState StateFile::Load(const std::string& cluster) const {
   return it == contents_.end() ? LedgerState{} : it->second;
 }
 
-void StateFile::Save(const std::string& cluster, const LedgerState& state) {
+rightsizing::RightsizingState StateFile::LoadRightsizing(const std::string& cluster) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = rightsizing_.find(cluster);
+  return it == rightsizing_.end() ? rightsizing::RightsizingState{} : it->second;
+}
+
+void StateFile::Save(const std::string& cluster, const LedgerState& state,
+                     const rightsizing::RightsizingState* rightsizing) {
   std::lock_guard<std::mutex> lock(mu_);
   contents_[cluster] = state;
+  if (rightsizing) rightsizing_[cluster] = *rightsizing;
   if (!writable_) return;
   // Written as it is encoded: the file is MBs at scale, its text never whole in memory.
   Status s = WriteFileAtomically(
-      path_, [&](const PieceWriter& write) { EncodeStateFile(contents_, write); });
+      path_, [&](const PieceWriter& write) { EncodeStateFile(contents_, write, &rightsizing_); });
   if (!s && !write_failing_)
     log::Warn(
         "cannot write the state file; idle runs and energy counters will not survive a "

@@ -14,6 +14,7 @@
 #include "gpuattr/metrics/namespaces.h"
 #include "gpuattr/metrics/node_power.h"
 #include "gpuattr/metrics/pods.h"
+#include "gpuattr/metrics/rightsizing.h"
 #include "gpuattr/metrics/text_writer.h"
 
 namespace gpuattr::metrics {
@@ -35,6 +36,7 @@ constexpr const FamilyGroup* kGroups[] = {
     &kLedgerGroup,
     &kAccountingGroup,
     &kHealthGroup,
+    &kRightsizingGroup,
 };
 // clang-format on
 

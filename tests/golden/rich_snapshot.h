@@ -1,15 +1,16 @@
 // A snapshot that exercises every family of the table: two clusters, one with every group's data
-// (devices, pods, namespaces, node power, allocation, inference, ledger, health, discovery and
-// self-metrics), the other down with a name that needs escaping. For metrics and report tests.
+// (devices, pods, namespaces, node power, allocation, inference, ledger, rightsizing, health,
+// discovery and self-metrics), the other down with a name that needs escaping. For metrics and
+// report tests.
 #pragma once
 
 #include <memory>
 
 #include "golden/allocation_harness.h"
 #include "golden/attribution_harness.h"
+#include "gpuattr/accounting/accounting.h"
 #include "gpuattr/discovery/report.h"
 #include "gpuattr/inference/inference.h"
-#include "gpuattr/accounting/accounting.h"
 #include "gpuattr/ledger/ledger.h"
 #include "gpuattr/model/snapshot.h"
 #include "support/snapshots.h"
@@ -72,6 +73,16 @@ inline model::Snapshot RichSnapshot() {
       accounting::ShareCards({out.attribution, out.allocation, no_objects});
   ledger.RecordGpuHours(cards, std::vector<std::optional<double>>(cards.size(), 2.5), "USD", 1e9,
                         nullptr, out.ledger);
+  rightsizing::WorkloadView workload;  // every rightsizing value known
+  workload.id = {"ml", "Deployment", "chat"};
+  workload.recommendation = {"whole", "1g.20gb", rightsizing::Reason::kFitsSmaller, 1, 1.0 / 7};
+  workload.pods = 2;
+  workload.memory_peak_bytes = 12e9;
+  workload.utilization_p95 = 0.1;
+  workload.observed_seconds = 86400;
+  workload.gpu_equivalents = 2;
+  workload.reclaimable_gpu_equivalents = 12.0 / 7;
+  out.rightsizing.workloads.push_back(workload);
   model::ClusterSnapshot b;
   b.cluster = "prod \"eu\"";  // label values are escaped by the serializer
   b.latest.up = false;

@@ -90,6 +90,15 @@ struct AccountingConfig {
   bool operator==(const AccountingConfig&) const = default;
 };
 
+// Rightsizing (docs/rightsizing.md): the window of observations, how long a workload must be
+// observed before it gets a recommendation, and the headroom on its needs.
+struct RightsizingConfig {
+  milliseconds window{};
+  milliseconds min_observation{};
+  double headroom = 0;
+  bool operator==(const RightsizingConfig&) const = default;
+};
+
 struct IdleConfig {
   double utilization_below = 0;
   uint64_t memory_at_least_bytes = 0;
@@ -157,6 +166,7 @@ struct Config {
   IdleConfig idle;
   DiscoveryConfig discovery;
   AccountingConfig accounting;
+  RightsizingConfig rightsizing;
   // The `cluster` label given by --cluster.name or `cluster_name`: in the cluster (in-cluster
   // mode) the name of the cluster gpuattr runs in (default kInClusterName); with a kubeconfig it
   // replaces the label of the one cluster read. "" = not given.

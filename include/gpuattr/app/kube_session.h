@@ -39,6 +39,7 @@ struct KubeSessionOptions {
   std::chrono::milliseconds liveness_timeout{5000};
   Clock* clock = nullptr;       // cache expiries and timestamps; SystemClock() when null
   ledger::LedgerParams ledger;  // idle runs and energy counters: the gap rule
+  rightsizing::RightsizingParams rightsizing;  // window, min_observation, headroom, the gap rule
   // Shared by the sessions of one process; null keeps idle runs and energy in memory only.
   std::shared_ptr<ledger::StateFile> state_file;
   // Tests: sees each cycle's input before the stages run (the daemon keeps none of it).

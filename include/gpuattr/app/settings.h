@@ -23,6 +23,7 @@ enum class SettingGroup {
   kDiscovery,
   kIdle,
   kAccounting,
+  kRightsizing,
   kGeneral,
 };
 std::string_view GroupTitle(SettingGroup group);  // "Clusters", "Scrape", ...

@@ -6,6 +6,7 @@
 //   → node health (worst device state, withdrawn devices)
 //   → inference (rates against the previous cycle, tokens per joule)
 //   → ledger (idle runs, energy counters; GPU-hours of every card, docs/accounting.md)
+//   → rightsizing (per workload: observations over the window, a recommendation)
 //
 // Pure but for the long-lived state it is handed (StageState): no I/O, no clock (the cycle's time
 // comes in the input).
@@ -24,6 +25,7 @@
 #include "gpuattr/kube/shard.h"
 #include "gpuattr/ledger/ledger.h"
 #include "gpuattr/model/snapshot.h"
+#include "gpuattr/rightsizing/rightsizing.h"
 #include "gpuattr/sources/readings.h"
 
 namespace gpuattr::app {
@@ -66,6 +68,7 @@ struct StageParams {
 struct StageState {
   ledger::Ledger ledger;                  // idle runs and energy counters (saved by the session)
   inference::InferenceTracker inference;  // the previous readings of every inference server
+  rightsizing::Tracker rightsizing;       // observations per workload (saved by the session)
 };
 
 model::CycleOutput RunStages(const CycleInput& input, StageState& state, const StageParams& params);

@@ -12,6 +12,21 @@
 //
 // Optional fields are left out when unknown. Files written before uid, last_idle_unix and
 // last_power_unix existed are read as they were meant: those times are the last cycle's.
+//
+// An optional top-level "rightsizing" object holds, per cluster, the rightsizing observations
+// (rightsizing/state.h; docs/rightsizing.md#in-the-state-file); files without it load with none:
+//
+//   "rightsizing": {"kind-gpu": {"last_cycle_unix": 1764474000.5,
+//     "workloads": [{"current": {"device_memory_bytes": 85899345920, "model": "NVIDIA A100…",
+//                                "profile": "", "replicas": 1},
+//                    "kind": "Deployment", "last_seen_unix": 1764474000.5, "name": "chat",
+//                    "namespace": "ml",
+//                    "slots": [{"observed_seconds": 3600, "peak_memory_bytes": 12000000000,
+//                               "start_unix": 1764460800, "utilization": "-57:3 0 12",
+//                               "utilization_zero": 40}]}]}}
+//
+// "utilization" is the sketch's dense counts: the first bucket's index, then one count per
+// bucket from there ("" when only the zero bucket has samples).
 #pragma once
 
 #include <functional>
@@ -20,6 +35,7 @@
 #include <string_view>
 
 #include "gpuattr/ledger/state.h"
+#include "gpuattr/rightsizing/state.h"
 #include "gpuattr/util/status.h"
 
 namespace gpuattr::ledger {
@@ -31,13 +47,20 @@ inline constexpr int kStateVersion = 2;
 inline constexpr int kOldestStateVersion = 1;
 
 using StateFileContents = std::map<std::string, LedgerState>;  // cluster label → its state
+// cluster label → its rightsizing observations (the "rightsizing" section)
+using RightsizingContents = std::map<std::string, rightsizing::RightsizingState>;
 
-std::string EncodeStateFile(const StateFileContents& contents);
+// `rightsizing` (when not null and not empty) is written as the "rightsizing" section.
+std::string EncodeStateFile(const StateFileContents& contents,
+                            const RightsizingContents* rightsizing = nullptr);
 // The same bytes, handed to `sink` in pieces of about 64 KB as they are made (no document).
 void EncodeStateFile(const StateFileContents& contents,
-                     const std::function<void(std::string_view)>& sink);
+                     const std::function<void(std::string_view)>& sink,
+                     const RightsizingContents* rightsizing = nullptr);
 // Errors (not JSON, truncated, another format or version, a field of the wrong type) say what
-// is wrong, without the file name (the caller adds it).
-Result<StateFileContents> DecodeStateFile(std::string_view text);
+// is wrong, without the file name (the caller adds it). The "rightsizing" section goes to
+// `rightsizing` when not null (else it is only checked).
+Result<StateFileContents> DecodeStateFile(std::string_view text,
+                                          RightsizingContents* rightsizing = nullptr);
 
 }  // namespace gpuattr::ledger

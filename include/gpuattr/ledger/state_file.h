@@ -42,9 +42,13 @@ class StateFile {
 
   // The section saved for `cluster`, or an empty state.
   LedgerState Load(const std::string& cluster) const;
-  // Replaces the cluster's section and, when writable, rewrites the file. Sections of clusters
-  // not running in this process are kept as they were read.
-  void Save(const std::string& cluster, const LedgerState& state);
+  // The cluster's rightsizing observations, or none (docs/rightsizing.md#in-the-state-file).
+  rightsizing::RightsizingState LoadRightsizing(const std::string& cluster) const;
+  // Replaces the cluster's section (and its rightsizing section, when given) and, when writable,
+  // rewrites the file. Sections of clusters not running in this process are kept as they were
+  // read.
+  void Save(const std::string& cluster, const LedgerState& state,
+            const rightsizing::RightsizingState* rightsizing = nullptr);
 
   const std::string& path() const { return path_; }
   bool writable() const { return writable_; }
@@ -60,6 +64,7 @@ class StateFile {
   const bool writable_;
   mutable std::mutex mu_;
   StateFileContents contents_;
+  RightsizingContents rightsizing_;
   bool write_failing_ = false;
   int lock_fd_ = -1;
 };

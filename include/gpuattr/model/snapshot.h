@@ -17,6 +17,7 @@
 #include "gpuattr/health/health.h"
 #include "gpuattr/inference/inference.h"
 #include "gpuattr/ledger/ledger.h"
+#include "gpuattr/rightsizing/rightsizing.h"
 
 namespace gpuattr::model {
 
@@ -39,6 +40,8 @@ struct CycleOutput {
   std::vector<health::NodeHealth> node_health;
   inference::InferenceView inference;
   ledger::LedgerView ledger;
+  // Per workload: observations over the window and a recommendation (docs/rightsizing.md).
+  rightsizing::RightsizingView rightsizing;
 };
 
 // One cycle of one cluster, as its session reports it.
