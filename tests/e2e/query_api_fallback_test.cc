@@ -114,14 +114,24 @@ TEST(QueryApiFallbackE2E, KubePrometheusStackGivesTheSameAttributionAsTheDirectS
   EXPECT_EQ(dcgm.stats.duplicate_samples, 0u);  // the HA replicas were merged before reading
   EXPECT_TRUE(r.discovery->nothing_found.empty());
 
-  // Steady state: one query per cycle, no probe within the 60 s cache.
+  // Next cycle: one query; the exporter's first failed probe is tried once more (a pod that
+  // failed once must not hide its node for a minute), and the query API is not probed again.
   h.clock.Advance(seconds(20));
   model::CycleResult r2 = h.session->RunCycle();
   ASSERT_TRUE(r2.output);
   EXPECT_EQ(Summary(r2.output->attribution), direct);
   EXPECT_EQ(h.ProxyGets("/api/v1/namespaces/monitoring/services/thanos-query:10902/"), 3u);
-  EXPECT_EQ(h.ProxyGets("/api/v1/namespaces/gpu-operator/pods/"), 1u);
-  EXPECT_EQ(h.ProxyGets(), 4u);
+  EXPECT_EQ(h.ProxyGets("/api/v1/namespaces/gpu-operator/pods/"), 2u);
+  EXPECT_EQ(h.ProxyGets(), 5u);
+
+  // Steady state: failed twice, the exporter waits out the 60 s cache; one query per cycle.
+  h.clock.Advance(seconds(20));
+  model::CycleResult r3 = h.session->RunCycle();
+  ASSERT_TRUE(r3.output);
+  EXPECT_EQ(Summary(r3.output->attribution), direct);
+  EXPECT_EQ(h.ProxyGets("/api/v1/namespaces/monitoring/services/thanos-query:10902/"), 4u);
+  EXPECT_EQ(h.ProxyGets("/api/v1/namespaces/gpu-operator/pods/"), 2u);
+  EXPECT_EQ(h.ProxyGets(), 6u);
 }
 
 TEST(QueryApiFallbackE2E, APinnedServiceIsUsedAndItsNodeComesFromTheExporterPod) {
