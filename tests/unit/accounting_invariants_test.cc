@@ -108,7 +108,7 @@ void CheckCounters(const gpuattr::testing::AttributionCase& c) {
   }
   auto saved = ledger::DecodeStateFile(ledger::EncodeStateFile({{"test", state.ledger.state()}}));
   ASSERT_TRUE(saved.ok()) << saved.error().message;
-  app::StageState restarted{ledger::Ledger({}, saved->at("test")), {}};
+  app::StageState restarted{ledger::Ledger({}, saved->at("test")), {}, rightsizing::Tracker()};
   const model::CycleOutput again = Cycle(c, restarted, t + 120);
   ASSERT_EQ(again.ledger.namespace_gpu_hours.size(), out.ledger.namespace_gpu_hours.size());
   for (size_t i = 0; i < out.ledger.namespace_gpu_hours.size(); ++i)

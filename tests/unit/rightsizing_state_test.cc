@@ -83,7 +83,10 @@ TEST(RightsizingState, BadSectionsAreErrorsNamingTheField) {
                         "out of range"));
   EXPECT_THAT(error(slot_head + R"({"start_unix": 1, "utilization": "x"}]}]}})"),
               HasSubstr("slots[0].utilization is not"));
+  // Negative numbers are caught by the state file's range check (0 to 1e18) first.
   EXPECT_THAT(error(slot_head + R"({"start_unix": 1, "utilization_zero": -1}]}]}})"),
+              HasSubstr("utilization_zero is out of range"));
+  EXPECT_THAT(error(slot_head + R"({"start_unix": 1, "utilization_zero": 1.5}]}]}})"),
               HasSubstr("utilization_zero is not a count"));
   EXPECT_THAT(error(R"({"c": {"workloads": [{"kind": "Pod", "name": "p"}]}})"),
               HasSubstr("workloads[0].namespace is not a string"));
