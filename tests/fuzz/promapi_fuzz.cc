@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "gpuattr/sources/label_budget.h"
 #include "gpuattr/sources/promapi.h"
 
 #include "fuzz_check.h"
@@ -26,12 +27,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return pod.size() % 2 ? std::string("node-a") : std::string();
   };
   std::vector<RepairedSeries> repaired;
-  for (const QuerySeries& s : decoded->series)
+  for (const QuerySeries& s : decoded->series) {
+    // As ReadQueryAnswer does first: a series with an oversized or control-character label is
+    // rejected whole (issue 25, label_budget.h).
+    bool vetted = true;
+    for (const auto& [name, value] : s.labels)
+      vetted = vetted && LabelTextVerdict(name).empty() && LabelTextVerdict(value).empty();
+    if (!vetted) continue;
     if (auto r = RepairSeries(s, lookup)) {
       for (const auto& [name, value] : r->labels)
         Check(!IsDroppedTargetLabel(name), "a dropped label survives repair");
       repaired.push_back(std::move(*r));
     }
+  }
   const size_t before = repaired.size();
   const size_t dropped = DeduplicateReplicas(repaired);
   Check(dropped + repaired.size() == before, "de-duplication accounts for every series");
