@@ -18,6 +18,7 @@
 #include "gpuattr/build_info.h"
 #include "gpuattr/metrics/families.h"
 #include "support/subprocess.h"
+#include "test_paths.h"
 
 extern char** environ;
 

@@ -25,6 +25,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "support/paths.h"
+#include "test_paths.h"
 
 extern char** environ;
 

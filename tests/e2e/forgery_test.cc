@@ -23,6 +23,7 @@
 #include "support/paths.h"
 #include "support/scenario.h"
 #include "support/subprocess.h"
+#include "test_paths.h"
 
 namespace gpuattr::testing {
 namespace {

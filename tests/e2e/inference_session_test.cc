@@ -20,6 +20,7 @@
 #include "support/fake_clock.h"
 #include "support/paths.h"
 #include "support/promtool.h"
+#include "test_paths.h"
 
 namespace gpuattr::discovery {
 namespace {

@@ -20,6 +20,7 @@
 
 #include "support/dashboards.h"
 #include "support/paths.h"
+#include "test_paths.h"
 
 namespace gpuattr::testing {
 namespace {

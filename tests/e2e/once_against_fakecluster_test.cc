@@ -13,6 +13,7 @@
 #include "support/paths.h"
 #include "support/promtool.h"
 #include "support/scenario.h"
+#include "test_paths.h"
 
 namespace gpuattr::testing {
 namespace {

@@ -17,6 +17,7 @@
 #include "support/fake_apiserver.h"
 #include "support/paths.h"
 #include "support/subprocess.h"
+#include "test_paths.h"
 
 namespace gpuattr::testing {
 namespace {

@@ -16,6 +16,7 @@
 #include "support/fake_apiserver.h"
 #include "support/fake_clock.h"
 #include "support/subprocess.h"
+#include "test_paths.h"
 
 namespace gpuattr::testing {
 namespace {

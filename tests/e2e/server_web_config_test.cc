@@ -23,6 +23,7 @@
 #include "gpuattr/http/server.h"
 #include "support/subprocess.h"
 #include "support/test_certs.h"
+#include "test_paths.h"
 
 namespace gpuattr::http {
 namespace {

@@ -37,6 +37,7 @@
 #include "support/fake_apiserver.h"
 #include "support/paths.h"
 #include "support/scenario.h"
+#include "test_paths.h"
 
 extern char** environ;
 

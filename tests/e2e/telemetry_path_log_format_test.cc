@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "support/subprocess.h"
+#include "test_paths.h"
 
 namespace gpuattr::testing {
 namespace {

@@ -14,6 +14,7 @@
 #include "gpuattr/allocation/allocation.h"
 #include "support/golden.h"
 #include "support/promtool.h"
+#include "test_paths.h"
 
 namespace gpuattr::testing {
 namespace {

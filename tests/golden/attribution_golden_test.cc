@@ -10,6 +10,7 @@
 #include "golden/attribution_harness.h"
 #include "support/golden.h"
 #include "support/promtool.h"
+#include "test_paths.h"
 
 namespace gpuattr::testing {
 namespace {

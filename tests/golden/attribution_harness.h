@@ -23,6 +23,7 @@
 #include "support/family_collector.h"
 #include "support/paths.h"
 #include "support/scenario.h"
+#include "test_paths.h"
 
 namespace gpuattr::testing {
 

@@ -23,6 +23,7 @@
 #include "gpuattr/metrics/text_writer.h"
 #include "support/family_collector.h"
 #include "support/promtool.h"
+#include "test_paths.h"
 
 namespace gpuattr::testing {
 namespace {

@@ -10,6 +10,7 @@
 #include "gpuattr/expo/parser.h"
 #include "support/fake_apiserver.h"
 #include "support/subprocess.h"
+#include "test_paths.h"
 
 namespace gpuattr::testing {
 

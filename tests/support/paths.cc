@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include "test_paths.h"
 
 namespace gpuattr::testing {
 

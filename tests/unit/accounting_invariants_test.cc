@@ -9,6 +9,7 @@
 #include "gpuattr/accounting/accounting.h"
 #include "gpuattr/accounting/prices.h"
 #include "gpuattr/ledger/state_codec.h"
+#include "test_paths.h"
 
 namespace gpuattr::accounting {
 namespace {

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "support/paths.h"
+#include "test_paths.h"
 
 namespace gpuattr::testing {
 namespace {
