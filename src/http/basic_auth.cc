@@ -113,27 +113,50 @@ BasicAuth::Digest BasicAuth::Mac(std::string_view password) const {
   return d;
 }
 
-bool BasicAuth::Check(std::string_view header) {
+// The user name and password of "Basic base64(user:password)" (scheme case-insensitive), or
+// false. The caller wipes the password.
+bool BasicAuth::Parse(std::string_view header, std::string& name, std::string& password) {
   constexpr std::string_view kPrefix = "Basic ";
   if (header.size() <= kPrefix.size()) return false;
-  for (size_t i = 0; i < kPrefix.size(); ++i)  // the scheme is case-insensitive
+  for (size_t i = 0; i < kPrefix.size(); ++i)
     if (std::tolower(static_cast<unsigned char>(header[i])) !=
         std::tolower(static_cast<unsigned char>(kPrefix[i])))
       return false;
   bool ok = false;
   std::string given = Base64Decode(header.substr(kPrefix.size()), ok);
   size_t colon = given.find(':');
-  if (!ok || colon == std::string::npos) return false;
-  const std::string name = given.substr(0, colon);
-  std::string password = given.substr(colon + 1);
+  if (ok && colon != std::string::npos) {
+    name = given.substr(0, colon);
+    password = given.substr(colon + 1);
+  }
   OPENSSL_cleanse(given.data(), given.size());
-  struct Wipe {
-    std::string& s;
-    ~Wipe() { OPENSSL_cleanse(s.data(), s.size()); }
-  } wipe{password};
   // crypt reads C strings: a NUL would cut the password short.
-  if (password.find('\0') != std::string::npos) return false;
+  return ok && colon != std::string::npos && password.find('\0') == std::string::npos;
+}
 
+bool BasicAuth::Remembered(const User& user, const Digest& mac) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return user.remembered && CRYPTO_memcmp(mac.data(), user.password_mac.data(), mac.size()) == 0;
+}
+
+struct BasicAuth::Wipe {
+  std::string& s;
+  ~Wipe() { OPENSSL_cleanse(s.data(), s.size()); }
+};
+
+AuthVerdict BasicAuth::CheckRemembered(std::string_view header) {
+  std::string name, password;
+  Wipe wipe{password};
+  if (!Parse(header, name, password)) return AuthVerdict::kRejected;
+  auto it = users_.find(name);
+  if (it == users_.end()) return AuthVerdict::kNeedsBcrypt;  // as slow as a known user's check
+  return Remembered(it->second, Mac(password)) ? AuthVerdict::kAccepted : AuthVerdict::kNeedsBcrypt;
+}
+
+bool BasicAuth::Check(std::string_view header) {
+  std::string name, password;
+  Wipe wipe{password};
+  if (!Parse(header, name, password)) return false;
   auto it = users_.find(name);
   if (it == users_.end()) {
     CryptMatches(password, dummy_hash_);  // the time a known user's check takes
@@ -141,11 +164,7 @@ bool BasicAuth::Check(std::string_view header) {
   }
   User& user = it->second;
   const Digest mac = Mac(password);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (user.remembered && CRYPTO_memcmp(mac.data(), user.password_mac.data(), mac.size()) == 0)
-      return true;
-  }
+  if (Remembered(user, mac)) return true;
   if (!CryptMatches(password, user.hash)) return false;
   std::lock_guard<std::mutex> lock(mu_);
   user.remembered = true;

@@ -23,9 +23,39 @@ namespace gpuattr::http {
 namespace {
 
 constexpr size_t kReadChunk = 4096;
-constexpr size_t kTlsWriteChunk = 1u << 20;
+// One connection sends at most this much before the loop polls again: the others, and the health
+// probes waiting behind them, get their turn while a large body goes out.
+constexpr size_t kWriteSlice = 256 * 1024;
+constexpr size_t kTlsWriteChunk = kWriteSlice;  // the same for every retry of an SSL_write
 constexpr int kMaxIov = 64;
 constexpr int kAcceptsPerWakeup = 64;
+// The kernel's send buffer per connection (it doubles the figure): a client that stops reading
+// holds at most this much kernel memory (~70 MB over every slot instead of 4 MB each), and the
+// minimum send rate sees it stop within seconds. 512 KiB in flight is 5 MB/s at 100 ms RTT.
+constexpr int kSendBuffer = 256 * 1024;
+
+// The address bytes of a peer ("" when unknown).
+std::string PeerOf(const sockaddr_storage& a) {
+  if (a.ss_family == AF_INET) {
+    const auto& v4 = reinterpret_cast<const sockaddr_in&>(a).sin_addr;
+    return std::string(reinterpret_cast<const char*>(&v4), sizeof v4);
+  }
+  if (a.ss_family == AF_INET6) {
+    const auto& v6 = reinterpret_cast<const sockaddr_in6&>(a).sin6_addr;
+    return std::string(reinterpret_cast<const char*>(&v6), sizeof v6);
+  }
+  return {};
+}
+
+// When a response being sent must have made its next progress: send_grace plus its bytes sent so
+// far at the minimum rate, within the write timeout.
+Steady::time_point SendDeadline(const Conn& c, const ServerLimits& limits) {
+  const Steady::time_point last = c.write_started + limits.write_timeout;
+  if (limits.min_send_rate == 0) return last;
+  const auto earned = std::chrono::duration_cast<Steady::duration>(std::chrono::duration<double>(
+      static_cast<double>(c.body_sent) / static_cast<double>(limits.min_send_rate)));
+  return std::min(last, c.write_started + limits.send_grace + earned);
+}
 
 }  // namespace
 
@@ -78,7 +108,11 @@ void MetricsServer::Impl::Loop() {
     fds.clear();
     polled.clear();
     fds.push_back({wake_fd, POLLIN, 0});
-    const bool accepting = conns.size() < opt.limits.max_connections && now >= accept_paused_until;
+    const size_t slots = opt.limits.max_connections + opt.limits.health_connections;
+    const bool room = Live() < slots || std::any_of(conns.begin(), conns.end(), [](const auto& c) {
+                        return !c->dead && c->phase == Phase::kReading;
+                      });
+    const bool accepting = room && now >= accept_paused_until;
     fds.push_back({accepting ? listen_fd : -1, POLLIN, 0});  // a negative fd is skipped
     Steady::time_point next = Steady::time_point::max();
     if (!accepting && now < accept_paused_until) next = accept_paused_until;
@@ -135,9 +169,34 @@ void MetricsServer::Impl::TakeDone(Steady::time_point now) {
   }
 }
 
+size_t MetricsServer::Impl::Live() const {
+  return static_cast<size_t>(
+      std::count_if(conns.begin(), conns.end(), [](const auto& c) { return !c->dead; }));
+}
+
+bool MetricsServer::Impl::EvictOldestReader() {
+  Conn* oldest = nullptr;
+  for (auto& c : conns)
+    if (!c->dead && c->phase == Phase::kReading && (!oldest || c->deadline < oldest->deadline))
+      oldest = c.get();
+  if (!oldest) return false;
+  log::Debug("connection slots full: closing the connection that waited longest for a request");
+  oldest->dead = true;
+  return true;
+}
+
 void MetricsServer::Impl::Accept(Steady::time_point now) {
-  for (int i = 0; i < kAcceptsPerWakeup && conns.size() < opt.limits.max_connections; ++i) {
-    int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  const size_t slots = opt.limits.max_connections + opt.limits.health_connections;
+  for (int i = 0; i < kAcceptsPerWakeup; ++i) {
+    size_t live = Live();
+    if (live >= slots) {
+      if (!EvictOldestReader()) return;
+      --live;
+    }
+    sockaddr_storage from{};
+    socklen_t from_len = sizeof from;
+    int fd = ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&from), &from_len,
+                       SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       if (errno != EAGAIN && errno != EWOULDBLOCK) {
@@ -148,11 +207,20 @@ void MetricsServer::Impl::Accept(Steady::time_point now) {
       }
       return;
     }
+    auto c = std::make_unique<Conn>();
+    c->fd = fd;  // closed with c
+    c->peer = PeerOf(from);
+    const auto same_peer = std::count_if(
+        conns.begin(), conns.end(), [&](const auto& o) { return !o->dead && o->peer == c->peer; });
+    if (static_cast<size_t>(same_peer) >= opt.limits.max_connections_per_peer) {
+      log::Debug("too many connections from one address: closed at once");
+      continue;
+    }
     int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    auto c = std::make_unique<Conn>();
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &kSendBuffer, sizeof kSendBuffer);
     c->id = next_id++;
-    c->fd = fd;
+    c->health_only = live >= opt.limits.max_connections;
     c->scanner = HeadScanner(opt.limits.http);
     c->deadline = now + opt.limits.header_timeout;
     if (tls) {
@@ -252,13 +320,33 @@ void MetricsServer::Impl::Dispatch(Conn& c, Steady::time_point now) {
     return Respond(c, Refuse(*refused, head.method == "HEAD"), now);
   }
   c.requests++;
-  const bool close = !head.KeepAlive() || c.requests >= opt.limits.max_requests_per_connection;
+  const bool close =
+      c.health_only || !head.KeepAlive() || c.requests >= opt.limits.max_requests_per_connection;
+  if (AnswerHealth(c, head, close, now)) return;
+  if (c.health_only)
+    return Respond(c,
+                   Refuse({503,
+                           "every connection slot is busy; only /healthz and /readyz are "
+                           "answered on this one"},
+                          head.method == "HEAD"),
+                   now);
   c.phase = Phase::kWorking;
   {
     std::lock_guard<std::mutex> lock(mu);
     jobs.push_back({c.id, std::move(head), close});
   }
   cv.notify_one();
+}
+
+bool MetricsServer::Impl::AnswerHealth(Conn& c, const RequestHead& head, bool close,
+                                       Steady::time_point now) {
+  if (head.path != "/healthz" && head.path != "/readyz") return false;
+  if (auth) {
+    const std::string* header = head.Header("authorization");
+    if (!header || auth->CheckRemembered(*header) != AuthVerdict::kAccepted) return false;
+  }
+  Respond(c, Serve(head, routes, close), now);
+  return true;
 }
 
 void MetricsServer::Impl::Respond(Conn& c, Response r, Steady::time_point now) {
@@ -270,7 +358,9 @@ void MetricsServer::Impl::Respond(Conn& c, Response r, Steady::time_point now) {
   c.out_offset = 0;
   c.phase = Phase::kWriting;
   c.events = POLLOUT;
-  c.deadline = now + opt.limits.write_timeout;
+  c.write_started = now;
+  c.body_sent = 0;
+  c.deadline = SendDeadline(c, opt.limits);
   Write(c, now);
 }
 
@@ -299,13 +389,21 @@ bool MetricsServer::Impl::NextPiece(Conn& c) {
 }
 
 void MetricsServer::Impl::Write(Conn& c, Steady::time_point now) {
+  size_t budget = kWriteSlice;
   while (c.out_index < c.out.size() || NextPiece(c)) {
+    if (budget == 0) {
+      c.events = POLLOUT;  // more next time round
+      return;
+    }
     if (c.ssl) {
       std::string_view piece = c.out[c.out_index].substr(c.out_offset);
       int rc =
           SSL_write(c.ssl, piece.data(), static_cast<int>(std::min(piece.size(), kTlsWriteChunk)));
       if (rc > 0) {
         Sent(c, static_cast<size_t>(rc));
+        budget -= std::min(budget, static_cast<size_t>(rc));
+        c.body_sent += static_cast<size_t>(rc);
+        c.deadline = SendDeadline(c, opt.limits);
         continue;
       }
       Io io = TlsResult(c.ssl, rc);
@@ -318,8 +416,11 @@ void MetricsServer::Impl::Write(Conn& c, Steady::time_point now) {
     }
     iovec iov[kMaxIov];
     int count = 0;
-    for (size_t i = c.out_index; i < c.out.size() && count < kMaxIov; ++i) {
+    size_t room = budget;
+    for (size_t i = c.out_index; i < c.out.size() && count < kMaxIov && room > 0; ++i) {
       std::string_view p = c.out[i].substr(i == c.out_index ? c.out_offset : 0);
+      p = p.substr(0, room);
+      room -= p.size();
       iov[count++] = {const_cast<char*>(p.data()), p.size()};
     }
     msghdr msg{};
@@ -328,6 +429,9 @@ void MetricsServer::Impl::Write(Conn& c, Steady::time_point now) {
     ssize_t rc = ::sendmsg(c.fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (rc >= 0) {
       Sent(c, static_cast<size_t>(rc));
+      budget -= std::min(budget, static_cast<size_t>(rc));
+      c.body_sent += static_cast<size_t>(rc);
+      c.deadline = SendDeadline(c, opt.limits);
       continue;
     }
     if (errno == EINTR) continue;

@@ -98,9 +98,33 @@ Response Metrics(const RequestHead& req, const RouteContext& ctx, bool close) {
   return r;
 }
 
+// A page built once per snapshot (http/page_cache.h) and sent from the bytes every connection
+// shares.
+Response Shared(const RequestHead& req, const RouteContext& ctx, bool close, Page page,
+                std::string_view content_type) {
+  auto snapshot = ctx.store->Get();
+  auto render = [&](double now) -> std::string {
+    if (page == Page::kStatus) return report::RenderStatusPage(*snapshot, now, ctx.view);
+    report::StatusView view = report::BuildStatusView(*snapshot, now, ctx.view);
+    return page == Page::kSnapshotJson ? report::RenderSnapshotJson(view)
+                                       : report::RenderMarkdown(view);
+  };
+  auto compress = [](const std::string& text) {
+    return text.size() >= kGzipAtLeast && text.size() < (1u << 30) ? Gzip(text) : std::string();
+  };
+  Response r;
+  r.head_only = req.method == "HEAD";
+  r.close = close;
+  r.shared_body = ctx.pages->Get(page, AcceptsGzip(req), snapshot,
+                                 UnixSeconds(ctx.clock->WallNow()), render, compress, &r.gzip);
+  WriteHead(r, content_type, {{"Vary", "Accept-Encoding"}});
+  return r;
+}
+
 }  // namespace
 
 size_t Response::BodySize() const {
+  if (shared_body) return shared_body->size();
   if (!exposition) return body.size();
   return (gzip ? exposition->gzip_head.size() : exposition->text_size) + tail.size();
 }
@@ -110,6 +134,11 @@ std::string_view Response::NextBodyPiece() {
   // Pieces in order: 0 the body, or the gzip stream, or the text (read by `reader`); 1 the tail.
   while (next_piece < 2) {
     if (next_piece == 0) {
+      if (shared_body) {
+        next_piece = 2;
+        if (!shared_body->empty()) return *shared_body;
+        break;
+      }
       if (!exposition) {
         next_piece = 2;
         if (!body.empty()) return body;
@@ -138,17 +167,11 @@ Response Serve(const RequestHead& req, const RouteContext& ctx, bool close) {
     if (ctx.store->Get()->complete) return Body(req, close, 200, "ready\n", kTextType);
     return Body(req, close, 503, "not ready: the first cycle has not finished\n", kTextType);
   }
-  if (path == "/" || path == "/snapshot.json" || path == "/snapshot.md") {
-    const double now = UnixSeconds(ctx.clock->WallNow());
-    auto snapshot = ctx.store->Get();
-    if (path == "/")
-      return Body(req, close, 200, report::RenderStatusPage(*snapshot, now, ctx.view),
-                  "text/html; charset=utf-8");
-    report::StatusView view = report::BuildStatusView(*snapshot, now, ctx.view);
-    if (path == "/snapshot.json")
-      return Body(req, close, 200, report::RenderSnapshotJson(view), "application/json");
-    return Body(req, close, 200, report::RenderMarkdown(view), "text/markdown; charset=utf-8");
-  }
+  if (path == "/") return Shared(req, ctx, close, Page::kStatus, "text/html; charset=utf-8");
+  if (path == "/snapshot.json")
+    return Shared(req, ctx, close, Page::kSnapshotJson, "application/json");
+  if (path == "/snapshot.md")
+    return Shared(req, ctx, close, Page::kSnapshotMarkdown, "text/markdown; charset=utf-8");
   return Body(req, close, 404, "404 page not found\n", kTextType);
 }
 

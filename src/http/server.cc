@@ -16,6 +16,9 @@
 namespace gpuattr::http {
 namespace {
 
+// Logins waiting for bcrypt (0.1-0.2 s each): more are answered 503 at once.
+constexpr size_t kBcryptQueue = 64;
+
 std::string Address(const std::string& host, int port) {
   bool v6 = host.find(':') != std::string::npos;
   return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
@@ -103,26 +106,58 @@ void MetricsServer::Impl::Work() {
       job = std::move(jobs.front());
       jobs.pop_front();
     }
-    Response r = Handle(job);
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      done.push_back({job.id, std::move(r)});
-    }
-    Wake();
+    if (std::optional<Response> r = Handle(job)) Finish(job.id, std::move(*r));
   }
 }
 
-Response MetricsServer::Impl::Handle(const Job& job) {
+void MetricsServer::Impl::Finish(uint64_t id, Response r) {
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    done.push_back({id, std::move(r)});
+  }
+  Wake();
+}
+
+std::optional<Response> MetricsServer::Impl::Handle(Job& job) {
   const bool head_only = job.head.method == "HEAD";
-  try {
-    if (auth) {
-      const std::string* header = job.head.Header("authorization");
-      if (!header || !auth->Check(*header)) return Unauthorized(head_only, job.close);
+  if (!auth) return Build(job);
+  const std::string* header = job.head.Header("authorization");
+  const AuthVerdict verdict = header ? auth->CheckRemembered(*header) : AuthVerdict::kRejected;
+  if (verdict == AuthVerdict::kAccepted) return Build(job);
+  if (verdict == AuthVerdict::kRejected) return Unauthorized(head_only, job.close);
+  // bcrypt takes 0.1-0.2 s: one thread does it, so that wrong passwords never hold every worker
+  // while remembered ones wait behind them (docs/security.md#serving).
+  std::lock_guard<std::mutex> lock(mu);
+  if (bcrypt_jobs.size() >= kBcryptQueue)
+    return Refuse({503, "too many logins are being checked; retry shortly"}, head_only);
+  bcrypt_jobs.push_back(std::move(job));
+  bcrypt_cv.notify_one();
+  return std::nullopt;
+}
+
+void MetricsServer::Impl::CheckPasswords() {
+  while (true) {
+    Job job;
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      bcrypt_cv.wait(lock, [&] { return workers_stop || !bcrypt_jobs.empty(); });
+      if (workers_stop) return;
+      job = std::move(bcrypt_jobs.front());
+      bcrypt_jobs.pop_front();
     }
+    const std::string* header = job.head.Header("authorization");
+    Finish(job.id, header && auth->Check(*header)
+                       ? Build(job)
+                       : Unauthorized(job.head.method == "HEAD", job.close));
+  }
+}
+
+Response MetricsServer::Impl::Build(const Job& job) {
+  try {
     return Serve(job.head, routes, job.close);
   } catch (const std::exception& e) {  // out of memory while rendering a page
     log::Error("cannot answer a request", {{"path", job.head.path}, {"err", e.what()}});
-    return Refuse({500, "the response could not be built"}, head_only);
+    return Refuse({500, "the response could not be built"}, job.head.method == "HEAD");
   }
 }
 
@@ -143,8 +178,10 @@ void MetricsServer::Stop() {
     impl_->workers_stop = true;
   }
   impl_->cv.notify_all();
+  impl_->bcrypt_cv.notify_all();
   for (std::thread& w : impl_->workers) w.join();
   impl_->workers.clear();
+  if (impl_->bcrypt.joinable()) impl_->bcrypt.join();
 }
 
 Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(
@@ -164,6 +201,7 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(
   }
   impl->routes.store = impl->store.get();
   impl->routes.clock = opt.clock ? opt.clock : &SystemClock();
+  impl->routes.pages = &impl->pages;
   impl->routes.view.refresh_seconds = opt.page_refresh_seconds;
   impl->routes.view.metrics_path = opt.metrics_path;
 
@@ -191,6 +229,7 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(
   Impl* raw = impl.get();
   for (int i = 0; i < std::max(1, opt.limits.workers); ++i)
     raw->workers.emplace_back([raw] { raw->Work(); });
+  if (raw->auth) raw->bcrypt = std::thread([raw] { raw->CheckPasswords(); });
   raw->loop = std::thread([raw] { raw->Loop(); });
   log::Info("serving", {{"address", Address(opt.host, impl->port)},
                         {"tls", opt.tls ? "true" : "false"},

@@ -13,6 +13,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -38,6 +39,8 @@ struct Conn {
   uint64_t id = 0;
   int fd = -1;
   SSL* ssl = nullptr;
+  std::string peer;          // the client's address bytes (max_connections_per_peer)
+  bool health_only = false;  // accepted into a health slot (ServerLimits::health_connections)
   Phase phase = Phase::kReading;
   Steady::time_point deadline;
   short events = POLLIN;
@@ -49,6 +52,8 @@ struct Conn {
   size_t out_index = 0;
   size_t out_offset = 0;
   size_t lingered = 0;
+  Steady::time_point write_started;  // of the response being sent
+  size_t body_sent = 0;              // its bytes sent so far (head included)
   bool dead = false;
 
   Conn() = default;
@@ -83,6 +88,7 @@ struct MetricsServer::Impl {
   std::shared_ptr<const metrics::SnapshotStore> store;
   SslCtxPtr tls;
   std::unique_ptr<BasicAuth> auth;
+  PageCache pages;
   RouteContext routes;
   int listen_fd = -1;
   int wake_fd = -1;
@@ -93,11 +99,14 @@ struct MetricsServer::Impl {
   std::vector<std::thread> workers;
   std::atomic<bool> stopping{false};
 
-  std::mutex mu;  // guards jobs, done, workers_stop
-  std::condition_variable cv;
-  std::deque<Job> jobs;  // at most one per connection
+  std::mutex mu;                      // guards jobs, done, bcrypt_jobs, workers_stop
+  std::condition_variable cv;         // jobs for the workers
+  std::condition_variable bcrypt_cv;  // bcrypt_jobs
+  std::deque<Job> jobs;               // at most one per connection
   std::deque<Done> done;
+  std::deque<Job> bcrypt_jobs;  // credentials that need bcrypt, for the one bcrypt thread
   bool workers_stop = false;
+  std::thread bcrypt;
 
   // Owned by the loop thread.
   std::vector<std::unique_ptr<Conn>> conns;
@@ -109,12 +118,21 @@ struct MetricsServer::Impl {
 
   // ---- the worker pool (server.cc) -----------------------------------------------------------
   void Work();
-  Response Handle(const Job& job);
+  void CheckPasswords();  // the bcrypt thread
+  // The response to `job`, or nullopt when its credentials were queued for the bcrypt thread.
+  std::optional<Response> Handle(Job& job);
+  Response Build(const Job& job);  // after authentication
+  void Finish(uint64_t id, Response r);
 
   // ---- the socket loop (connection.cc) -------------------------------------------------------
   void Loop();
   void TakeDone(Steady::time_point now);
   void Accept(Steady::time_point now);
+  size_t Live() const;  // connections not yet closed
+  // Closes the connection that has waited longest for a request head; false when none waits.
+  bool EvictOldestReader();
+  // A health check answered here, without a worker, when no bcrypt is needed: true if answered.
+  bool AnswerHealth(Conn& c, const RequestHead& head, bool close, Steady::time_point now);
   void Advance(Conn& c, Steady::time_point now);
   void Expire(Conn& c, Steady::time_point now);
   void Handshake(Conn& c, Steady::time_point now);

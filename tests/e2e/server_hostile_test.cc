@@ -20,12 +20,19 @@
 
 #include "gpuattr/http/server.h"
 #include "gpuattr/metrics/families.h"
+#include "support/raw_client.h"
 
 namespace gpuattr::http {
 namespace {
 
 using metrics::RenderText;
 using metrics::SnapshotStore;
+using testing::BodyOf;
+using testing::Get;
+using testing::kMiB;
+using testing::Raw;
+using testing::RssBytes;
+using testing::StatusOf;
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -33,17 +40,7 @@ using ::testing::StartsWith;
 using namespace std::chrono_literals;
 using SteadyClock = std::chrono::steady_clock;
 
-constexpr size_t kMiB = 1u << 20;
 constexpr size_t kRssBudget = 20 * kMiB;  // the acceptance bound for every attack
-
-// VmRSS of this process (the server runs in it), in bytes.
-size_t RssBytes() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.starts_with("VmRSS:")) return std::stoull(line.substr(6)) * 1024;
-  return 0;
-}
 
 std::shared_ptr<SnapshotStore> Store() {
   auto store = std::make_shared<SnapshotStore>();
@@ -59,102 +56,6 @@ std::shared_ptr<SnapshotStore> Store() {
   s->clusters.push_back(std::move(c));
   store->Publish(std::move(s));
   return store;
-}
-
-// One TCP connection to the server, driven by hand.
-class Raw {
- public:
-  explicit Raw(int port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  }
-  ~Raw() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Raw(const Raw&) = delete;
-  Raw& operator=(const Raw&) = delete;
-
-  bool connected() const { return connected_; }
-  int fd() const { return fd_; }
-
-  bool Send(std::string_view bytes) {
-    while (!bytes.empty()) {
-      ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-      if (n <= 0) return false;
-      bytes.remove_prefix(static_cast<size_t>(n));
-    }
-    return true;
-  }
-
-  // Everything until the server closes, `timeout` passes, or `limit` bytes came.
-  std::string ReadUntilClosed(std::chrono::milliseconds timeout, size_t limit = 4 * kMiB) {
-    std::string out = std::exchange(pending_, std::string());
-    const auto deadline = SteadyClock::now() + timeout;
-    char buf[65536];
-    while (out.size() < limit) {
-      auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now());
-      if (left.count() <= 0) break;
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
-      ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-      if (n <= 0) break;
-      out.append(buf, static_cast<size_t>(n));
-    }
-    return out;
-  }
-
-  // One response: the head, then Content-Length bytes of body. Bytes of a next (pipelined)
-  // response stay for the next call.
-  std::string ReadResponse(std::chrono::milliseconds timeout = 5s) {
-    const auto deadline = SteadyClock::now() + timeout;
-    char buf[65536];
-    while (true) {
-      size_t end = pending_.find("\r\n\r\n");
-      if (end != std::string::npos) {
-        size_t cl = pending_.find("Content-Length: ");
-        size_t want = end + 4 + (cl < end ? std::stoull(pending_.substr(cl + 16)) : 0);
-        if (pending_.size() >= want) {
-          std::string one = pending_.substr(0, want);
-          pending_.erase(0, want);
-          return one;
-        }
-      }
-      auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now());
-      if (left.count() <= 0) break;
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
-      ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-      if (n <= 0) break;
-      pending_.append(buf, static_cast<size_t>(n));
-    }
-    return std::exchange(pending_, std::string());
-  }
-
- private:
-  int fd_ = -1;
-  bool connected_ = false;
-  std::string pending_;  // received, not yet returned
-};
-
-int StatusOf(std::string_view response) {
-  if (!response.starts_with("HTTP/1.1 ") || response.size() < 12) return 0;
-  return std::stoi(std::string(response.substr(9, 3)));
-}
-
-std::string BodyOf(const std::string& response) {
-  size_t end = response.find("\r\n\r\n");
-  return end == std::string::npos ? "" : response.substr(end + 4);
-}
-
-std::string Get(std::string_view path, std::string_view extra = "") {
-  return "GET " + std::string(path) + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" + std::string(extra) +
-         "\r\n";
 }
 
 // Sends `prefix`, then `filler` bytes up to `total`, as fast as the server takes them, until the

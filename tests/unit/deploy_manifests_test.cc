@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <cctype>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -26,6 +27,7 @@
 #include <tuple>
 #include <vector>
 
+#include "gpuattr/http/server.h"
 #include "support/paths.h"
 #include "test_paths.h"
 
@@ -224,6 +226,12 @@ void ExpectHardenedPod(const YAML::Node& workload) {
   EXPECT_EQ(Str(c["livenessProbe"]["httpGet"]["port"]), "metrics") << what;
   EXPECT_EQ(Str(c["readinessProbe"]["httpGet"]["path"]), "/readyz") << what;
   EXPECT_EQ(Str(c["readinessProbe"]["httpGet"]["port"]), "metrics") << what;
+  // A probe must wait longer than the server's request-head deadline: the kubelet must not
+  // restart a server that answers within its own limits (docs/security.md#serving).
+  const double head_deadline =
+      std::chrono::duration<double>(http::ServerLimits{}.header_timeout).count();
+  for (const char* probe : {"livenessProbe", "readinessProbe"})
+    EXPECT_GT(c[probe]["timeoutSeconds"].as<double>(0), head_deadline) << what << ": " << probe;
 
   const auto args = Args(c);
   EXPECT_EQ(Flag(args, "web.listen-address"), "0.0.0.0:9787") << what;

@@ -98,5 +98,27 @@ TEST(BasicAuth, AnUnusableHashNamesItsUser) {
   EXPECT_THAT(auth.error().message, Not(HasSubstr("s3cret")));
 }
 
+TEST(BasicAuth, RememberedPasswordsAreAnsweredWithoutBcrypt) {
+  auto made = BasicAuth::Make({{"prometheus", CryptHash("s3cret", "$2y$")}});
+  ASSERT_TRUE(made.ok()) << made.error().message;
+  BasicAuth& a = **made;
+  // Nothing is remembered before a bcrypt check succeeded.
+  EXPECT_EQ(a.CheckRemembered(BasicHeader("prometheus:s3cret")), AuthVerdict::kNeedsBcrypt);
+  EXPECT_FALSE(a.Check(BasicHeader("prometheus:wrong")));
+  EXPECT_EQ(a.CheckRemembered(BasicHeader("prometheus:s3cret")), AuthVerdict::kNeedsBcrypt);
+  EXPECT_TRUE(a.Check(BasicHeader("prometheus:s3cret")));
+  EXPECT_EQ(a.CheckRemembered(BasicHeader("prometheus:s3cret")), AuthVerdict::kAccepted);
+  // Anything else that names a user and a password needs bcrypt: another password (it may be
+  // right), an unknown user (as slow as a known one).
+  EXPECT_EQ(a.CheckRemembered(BasicHeader("prometheus:s3cretx")), AuthVerdict::kNeedsBcrypt);
+  EXPECT_EQ(a.CheckRemembered(BasicHeader("nobody:s3cret")), AuthVerdict::kNeedsBcrypt);
+  // What names no user and password is refused at once.
+  EXPECT_EQ(a.CheckRemembered("Bearer abc"), AuthVerdict::kRejected);
+  EXPECT_EQ(a.CheckRemembered("Basic !!!"), AuthVerdict::kRejected);
+  EXPECT_EQ(a.CheckRemembered(BasicHeader("no colon")), AuthVerdict::kRejected);
+  EXPECT_EQ(a.CheckRemembered(BasicHeader(std::string("prometheus:s3\0cret", 18))),
+            AuthVerdict::kRejected);
+}
+
 }  // namespace
 }  // namespace gpuattr::http

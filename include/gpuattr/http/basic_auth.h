@@ -28,6 +28,8 @@ Status CheckBcryptHash(std::string_view hash);
 // A bcrypt hash of `password` with a fresh random salt ($2b$, `cost` 4..31).
 Result<std::string> BcryptHash(std::string_view password, int cost);
 
+enum class AuthVerdict { kAccepted, kRejected, kNeedsBcrypt };
+
 // Verifies "Authorization: Basic ..." headers. bcrypt costs about 0.1-0.2 s per check at the
 // usual cost of 10-12, so each user's last verified password is remembered as an HMAC-SHA-256
 // under a key drawn at start (never the password itself): a scraper sending the same
@@ -42,6 +44,12 @@ class BasicAuth {
   // enumeration by timing); remembered passwords are compared in constant time.
   bool Check(std::string_view header);
 
+  // Check without bcrypt, in microseconds: kAccepted for a user's remembered password, kRejected
+  // for a header that names no user and password, else kNeedsBcrypt (unknown users too, so that
+  // they wait as long as known ones). The server answers remembered credentials at once and
+  // queues the rest for its one bcrypt thread (docs/security.md#serving).
+  AuthVerdict CheckRemembered(std::string_view header);
+
  private:
   using Digest = std::array<unsigned char, 32>;
   struct User {
@@ -50,7 +58,10 @@ class BasicAuth {
     Digest password_mac{};
   };
   BasicAuth() = default;
+  struct Wipe;
   Digest Mac(std::string_view password) const;
+  bool Remembered(const User& user, const Digest& mac);  // in constant time
+  static bool Parse(std::string_view header, std::string& name, std::string& password);
 
   std::map<std::string, User, std::less<>> users_;
   std::string dummy_hash_;  // checked for unknown users, at the highest configured cost

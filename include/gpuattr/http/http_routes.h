@@ -1,7 +1,7 @@
 // What each path answers, as complete HTTP/1.1 responses: /metrics (the exposition rendered at
 // publication, or its gzip stream, with the process_* tail of this scrape), /healthz, /readyz,
-// the status page /, /snapshot.json and /snapshot.md; and the refusals. No sockets here: the
-// server (http/server.cc) sends what these build.
+// the status page /, /snapshot.json and /snapshot.md (built once per snapshot, page_cache.h);
+// and the refusals. No sockets here: the server (http/server.cc) sends what these build.
 #pragma once
 
 #include <memory>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gpuattr/http/http_request.h"
+#include "gpuattr/http/page_cache.h"
 #include "gpuattr/metrics/exposition.h"
 #include "gpuattr/metrics/store.h"
 #include "gpuattr/report/view.h"
@@ -20,7 +21,9 @@ namespace gpuattr::http {
 struct Response {
   int status = 200;
   std::string head;  // status line and header fields, the blank line included
-  std::string body;  // unless `exposition` is set
+  std::string body;  // unless `exposition` or `shared_body` is set
+  // "/", /snapshot.json and /snapshot.md: the body every connection sending it shares.
+  std::shared_ptr<const std::string> shared_body;
   // /metrics: the body is the exposition's text (or gzip stream) and then `tail`, sent without
   // copying the exposition.
   std::shared_ptr<const metrics::Exposition> exposition;
@@ -43,7 +46,8 @@ struct Response {
 
 struct RouteContext {
   const metrics::SnapshotStore* store = nullptr;
-  Clock* clock = nullptr;  // the status page's "ago" times
+  Clock* clock = nullptr;      // the status page's "ago" times
+  PageCache* pages = nullptr;  // the bodies of "/" and the snapshots, shared
   report::ViewOptions view;
 };
 

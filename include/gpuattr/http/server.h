@@ -37,12 +37,22 @@ struct ServerLimits {
   // keep-alive connection is closed.
   std::chrono::milliseconds header_timeout{5'000};
   std::chrono::milliseconds write_timeout{60'000};  // to send one response
+  // A reader slower than this is cut: by `send_grace` + n / min_send_rate after a response
+  // started, at least n of its bytes must be sent (0: no minimum).
+  size_t min_send_rate = 128 * 1024;  // bytes per second
+  std::chrono::milliseconds send_grace{10'000};
   // After a refusal the connection is closed; what the client still sends is read and dropped
   // for this long (or up to linger_bytes), so that it gets the answer rather than a reset.
   std::chrono::milliseconds linger{1'000};
   size_t linger_bytes = 1u << 20;
   int workers = 4;
-  size_t max_connections = 128;  // more wait in the listen backlog
+  size_t max_connections = 128;
+  // Beyond max_connections: slots for /healthz and /readyz only (anything else there gets 503),
+  // so that the probes get in while every other slot is taken. When these are full too, a new
+  // connection pushes out the oldest one still waiting for its request head; with none of those,
+  // new connections wait in the listen backlog.
+  size_t health_connections = 8;
+  size_t max_connections_per_peer = 64;  // from one address; more are closed at once
   size_t max_requests_per_connection = 1'000;
 };
 
