@@ -53,8 +53,6 @@ class Parser {
   }
 
   static std::optional<int> TlsVersion(std::string_view v) {
-    if (v == "TLS10") return TLS1_VERSION;
-    if (v == "TLS11") return TLS1_1_VERSION;
     if (v == "TLS12") return TLS1_2_VERSION;
     if (v == "TLS13") return TLS1_3_VERSION;
     return std::nullopt;
@@ -81,11 +79,11 @@ class Parser {
 
   Status Tls(const YAML::Node& n) {
     const std::string path = "tls_server_config";
-    GPUATTR_RETURN_IF_ERROR(r_.Keys(n, path,
-                                    {"cert_file", "key_file", "client_auth_type", "client_ca_file",
-                                     "min_version", "max_version", "prefer_server_cipher_suites"},
-                                    Unsupported({"cert", "key", "client_ca", "cipher_suites",
-                                                 "curve_preferences", "client_allowed_sans"})));
+    GPUATTR_RETURN_IF_ERROR(r_.Keys(
+        n, path,
+        {"cert_file", "key_file", "client_auth_type", "client_ca_file", "min_version",
+         "max_version", "prefer_server_cipher_suites", "cipher_suites", "curve_preferences"},
+        Unsupported({"cert", "key", "client_ca", "client_allowed_sans"})));
     if (!n.IsDefined()) return Status::Ok();
     http::TlsOptions tls;
     std::string client_auth, min_version, max_version;
@@ -125,14 +123,37 @@ class Parser {
     for (auto [key, text, field] : {std::tuple{"min_version", &min_version, &tls.min_version},
                                     std::tuple{"max_version", &max_version, &tls.max_version}}) {
       if (text->empty()) continue;
+      if (*text == "TLS10" || *text == "TLS11")
+        return r_.Fail(path + "." + key, Quote(*text) +
+                                             " is not offered: TLS 1.0 and 1.1 are deprecated "
+                                             "(RFC 8996); use TLS12 or TLS13");
       auto v = TlsVersion(*text);
       if (!v)
-        return r_.Fail(path + "." + key, "unknown version " + Quote(*text) + " (TLS10..TLS13)");
+        return r_.Fail(path + "." + key, "unknown version " + Quote(*text) + " (TLS12, TLS13)");
       *field = *v;
     }
     if (tls.max_version && tls.max_version < tls.min_version)
       return r_.Fail(path + ".max_version", "is below min_version");
+    GPUATTR_RETURN_IF_ERROR(
+        Names(n, path, "cipher_suites", http::CipherSuiteName, tls.cipher_suites));
+    GPUATTR_RETURN_IF_ERROR(Names(n, path, "curve_preferences", http::CurveName, tls.curves));
     out_.tls = std::move(tls);
+    return Status::Ok();
+  }
+
+  // A list of Go names turned into OpenSSL's by `convert`; an empty list is an error (Go would
+  // offer nothing).
+  Status Names(const YAML::Node& n, const std::string& path, const char* key,
+               Result<std::string> (*convert)(std::string_view), std::vector<std::string>& out) {
+    if (!yaml::Reader::Child(n, key).IsDefined()) return Status::Ok();
+    std::vector<std::string> given;
+    GPUATTR_RETURN_IF_ERROR(r_.StringList(n, path, key, given));
+    if (given.empty()) return r_.Fail(path + "." + key, "empty: leave it out for the defaults");
+    for (const std::string& g : given) {
+      auto name = convert(g);
+      if (!name.ok()) return r_.Fail(path + "." + key, name.error().message);
+      out.push_back(std::move(*name));
+    }
     return Status::Ok();
   }
 

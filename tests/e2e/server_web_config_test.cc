@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <netinet/in.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -159,6 +160,63 @@ TEST_F(WebConfigFile, TlsAndBcryptUsers) {
   plain.set_read_timeout(2s);
   auto p = plain.Get("/healthz");
   EXPECT_TRUE(!p || p->status != 200);
+}
+
+// Whether a TLS client offering only `version`, `ciphers` (TLS 1.2 suites) and `groups` completes
+// a handshake with the server on `port`.
+bool Handshakes(int port, int version, const char* ciphers, const char* groups) {
+  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(SSL_CTX_new(TLS_client_method()),
+                                                        SSL_CTX_free);
+  SSL_CTX_set_min_proto_version(ctx.get(), version);
+  SSL_CTX_set_max_proto_version(ctx.get(), version);
+  if (ciphers && SSL_CTX_set_cipher_list(ctx.get(), ciphers) != 1) return false;
+  if (groups && SSL_CTX_set1_groups_list(ctx.get(), groups) != 1) return false;
+  SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_NONE, nullptr);
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  timeval five{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &five, sizeof five);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bool ok = false;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+    SSL* ssl = SSL_new(ctx.get());
+    SSL_set_fd(ssl, fd);
+    ok = SSL_connect(ssl) == 1;
+    SSL_free(ssl);
+  }
+  ::close(fd);
+  return ok;
+}
+
+TEST_F(WebConfigFile, CipherSuitesAndCurvesAreExporterToolkitsWithItsSecureDefaults) {
+  const std::string cert =
+      "tls_server_config:\n  cert_file: pki/server.crt\n"
+      "  key_file: pki/server.key\n";
+  {
+    auto srv = StartFrom(Write(cert));
+    ASSERT_TRUE(srv);
+    // ECDHE with AEAD: offered. CBC, or TLS 1.1: not by default.
+    EXPECT_TRUE(Handshakes(srv->port(), TLS1_2_VERSION, "ECDHE-ECDSA-AES128-GCM-SHA256", nullptr));
+    EXPECT_TRUE(Handshakes(srv->port(), TLS1_2_VERSION, "ECDHE-ECDSA-CHACHA20-POLY1305", nullptr));
+    EXPECT_FALSE(Handshakes(srv->port(), TLS1_2_VERSION, "ECDHE-ECDSA-AES128-SHA", nullptr));
+    EXPECT_FALSE(Handshakes(srv->port(), TLS1_2_VERSION, "ECDHE-ECDSA-AES256-SHA384", nullptr));
+    EXPECT_FALSE(Handshakes(srv->port(), TLS1_1_VERSION, "DEFAULT:@SECLEVEL=0", nullptr));
+    EXPECT_TRUE(Handshakes(srv->port(), TLS1_3_VERSION, nullptr, "P-521"));
+  }
+  {
+    // What a user lists is what is offered, in Go's names.
+    auto srv = StartFrom(Write(cert + "  cipher_suites: [TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA]\n"
+                                      "  curve_preferences: [CurveP384]\n"));
+    ASSERT_TRUE(srv);
+    // (TLS 1.2 clients must list the certificate's curve, P-256, too.)
+    EXPECT_TRUE(Handshakes(srv->port(), TLS1_2_VERSION, "ECDHE-ECDSA-AES128-SHA", "P-384:P-256"));
+    EXPECT_FALSE(
+        Handshakes(srv->port(), TLS1_2_VERSION, "ECDHE-ECDSA-AES128-GCM-SHA256", "P-384:P-256"));
+    EXPECT_TRUE(Handshakes(srv->port(), TLS1_3_VERSION, nullptr, "P-384"));
+    EXPECT_FALSE(Handshakes(srv->port(), TLS1_3_VERSION, nullptr, "X25519:P-256"));
+  }
 }
 
 TEST_F(WebConfigFile, ClientCertificatesAreVerified) {

@@ -90,7 +90,22 @@ TEST(WebConfig, ErrorsNameFileAndKeyAndNeverAHash) {
                       "max_version: TLS12}\n"),
               StartsWith("web.yml: tls_server_config.max_version: is below"));
   EXPECT_THAT(ErrorOf("tls_server_config: {cert_file: c, key_file: k, cipher_suites: [x]}\n"),
-              StartsWith("web.yml: tls_server_config.cipher_suites: not supported by gpuattr"));
+              StartsWith("web.yml: tls_server_config.cipher_suites: unknown cipher suite \"x\" "
+                         "(one of TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, "));
+  EXPECT_THAT(ErrorOf("tls_server_config: {cert_file: c, key_file: k, cipher_suites: "
+                      "[TLS_AES_128_GCM_SHA256]}\n"),
+              HasSubstr("is a TLS 1.3 suite: those are not configurable"));
+  EXPECT_THAT(ErrorOf("tls_server_config: {cert_file: c, key_file: k, cipher_suites: []}\n"),
+              StartsWith("web.yml: tls_server_config.cipher_suites: empty"));
+  EXPECT_THAT(ErrorOf("tls_server_config: {cert_file: c, key_file: k, curve_preferences: "
+                      "[P256]}\n"),
+              StartsWith("web.yml: tls_server_config.curve_preferences: unknown curve \"P256\" "
+                         "(CurveP256, CurveP384, CurveP521, X25519)"));
+  for (const char* old : {"TLS10", "TLS11"})
+    EXPECT_THAT(ErrorOf(std::string("tls_server_config: {cert_file: c, key_file: k, "
+                                    "min_version: ") +
+                        old + "}\n"),
+                HasSubstr("is not offered: TLS 1.0 and 1.1 are deprecated (RFC 8996)"));
   EXPECT_THAT(ErrorOf("http_server_config: {headers: {X-Frame-Options: deny}}\n"),
               StartsWith("web.yml: http_server_config.headers: not supported"));
   EXPECT_THAT(ErrorOf("tls_config: {}\n"), StartsWith("web.yml: tls_config: unknown key"));
@@ -101,6 +116,22 @@ TEST(WebConfig, ErrorsNameFileAndKeyAndNeverAHash) {
   EXPECT_THAT(plain, StartsWith("web.yml: basic_auth_users.prometheus: not a bcrypt hash"));
   EXPECT_THAT(plain, Not(HasSubstr("hunter2")));
   EXPECT_THAT(ErrorOf("a: [\n"), StartsWith("web.yml:"));
+}
+
+TEST(WebConfig, CipherSuitesAndCurvesInGoNamesBecomeOpenSsls) {
+  auto r = Parse(
+      "tls_server_config:\n  cert_file: c\n  key_file: k\n"
+      "  cipher_suites: [TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384, "
+      "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305]\n"
+      "  curve_preferences: [X25519, CurveP521]\n");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_TRUE(r->tls);
+  EXPECT_EQ(r->tls->cipher_suites, (std::vector<std::string>{"ECDHE-RSA-AES256-GCM-SHA384",
+                                                             "ECDHE-ECDSA-CHACHA20-POLY1305"}));
+  EXPECT_EQ(r->tls->curves, (std::vector<std::string>{"X25519", "P-521"}));
+  auto defaults = Parse("tls_server_config: {cert_file: c, key_file: k}\n");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_TRUE(defaults->tls->cipher_suites.empty()) << "empty: the secure defaults";
 }
 
 TEST(WebConfig, AnUnreadableFileIsNamed) {
