@@ -135,7 +135,6 @@ void MetricsServer::Impl::Loop() {
     }
     now = Steady::now();
     if (n > 0 && fds[0].revents) TakeDone(now);
-    if (n > 0 && accepting && fds[1].revents) Accept(now);
     for (size_t i = 0; n > 0 && i < polled.size(); ++i) {
       Conn& c = *polled[i];
       short revents = fds[i + 2].revents;
@@ -146,6 +145,9 @@ void MetricsServer::Impl::Loop() {
       }
       Advance(c, now);
     }
+    // After the others' requests are read: a full house pushes out a connection still waiting
+    // for its head, never one whose request already arrived.
+    if (n > 0 && accepting && fds[1].revents) Accept(now);
     for (auto& c : conns)
       if (!c->dead && c->phase != Phase::kWorking && now >= c->deadline) Expire(*c, now);
     std::erase_if(conns, [](const std::unique_ptr<Conn>& c) { return c->dead; });

@@ -44,6 +44,7 @@ class Raw {
   // Reads at most `n` bytes that are there now (none when nothing is), kept for the next Read*
   // call to return; false once closed.
   bool ReadSome(size_t n);
+  size_t buffered() const { return pending_.size(); }  // received and not yet returned
 
  private:
   int fd_ = -1;

@@ -419,6 +419,46 @@ TEST_F(DeployManifests, ComponentsCombineWithTheShardedOverlay) {
                                                      "ServiceMonitor", "PrometheusRule"}));
 }
 
+// docs/deploy.md#grafana-dashboards: every dashboard as a ConfigMap the Grafana sidecar picks up,
+// byte for byte the committed JSON, each small enough for `kubectl apply`'s annotation.
+TEST_F(DeployManifests, GrafanaDashboardsComponentCarriesEveryDashboard) {
+  char tmpl[] = "/tmp/gpuattr-kustomize-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const fs::path dir = tmpl;
+  const fs::path rel = fs::relative(Dir(), dir);
+  {
+    std::ofstream k(dir / "kustomization.yaml");
+    k << "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+      << "resources:\n  - " << (rel / "base").string() << "\n"
+      << "components:\n  - " << (rel / "components" / "grafana-dashboards").string() << "\n";
+  }
+  const auto docs = Kustomize(dir);
+  fs::remove_all(dir);
+  std::map<std::string, YAML::Node> maps;
+  for (const auto& d : docs)
+    if (Str(d["kind"]) == "ConfigMap") maps[Str(d["metadata"]["name"])] = d;
+  const fs::path dashboards = SourceDir() / "grafana" / "dashboards";
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(dashboards)) {
+    if (e.path().extension() != ".json") continue;
+    ++files;
+    const std::string name = e.path().stem().string();
+    SCOPED_TRACE(name);
+    auto it = maps.find("gpuattr-dashboard-" + name);
+    ASSERT_NE(it, maps.end()) << "add it to grafana/kustomization.yaml";
+    const YAML::Node& m = it->second;
+    EXPECT_EQ(Str(m["metadata"]["namespace"]), "gpuattr");
+    EXPECT_EQ(Str(m["metadata"]["labels"]["grafana_dashboard"]), "1");
+    EXPECT_EQ(Str(m["metadata"]["annotations"]["grafana_folder"]), "gpuattr");
+    ASSERT_EQ(m["data"].size(), 1u);
+    const std::string text = Str(m["data"]["gpuattr-" + name + ".json"]);
+    EXPECT_EQ(text, ReadFile(e.path())) << "the ConfigMap holds the committed file as it is";
+    EXPECT_LT(text.size(), 128u * 1024) << "kubectl apply keeps the object in a 256 KiB annotation";
+  }
+  EXPECT_EQ(maps.size(), files) << "one ConfigMap per dashboard, no other";
+  EXPECT_GE(files, 8u);
+}
+
 // --- The ClusterRole file itself (no kubectl needed).
 
 std::set<std::string> Strings(const YAML::Node& seq) {
