@@ -13,8 +13,6 @@
 
 namespace gpuattr::testing {
 
-using SteadyClock = std::chrono::steady_clock;
-
 size_t RssBytes() {
   std::ifstream in("/proc/self/status");
   std::string line;
@@ -76,26 +74,27 @@ bool Raw::Send(std::string_view bytes) {
   return true;
 }
 
-std::string Raw::ReadUntilClosed(std::chrono::milliseconds timeout, size_t limit) {
-  std::string out = std::exchange(pending_, std::string());
-  const auto deadline = SteadyClock::now() + timeout;
+bool Raw::Receive(SteadyClock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now());
+  if (left.count() <= 0) return false;
+  pollfd p{fd_, POLLIN, 0};
+  if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
   char buf[65536];
-  while (out.size() < limit) {
-    auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now());
-    if (left.count() <= 0) break;
-    pollfd p{fd_, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
-    ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    out.append(buf, static_cast<size_t>(n));
+  ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+  if (n <= 0) return false;
+  pending_.append(buf, static_cast<size_t>(n));
+  return true;
+}
+
+std::string Raw::ReadUntilClosed(std::chrono::milliseconds timeout, size_t limit) {
+  const auto deadline = SteadyClock::now() + timeout;
+  while (pending_.size() < limit && Receive(deadline)) {
   }
-  return out;
+  return std::exchange(pending_, std::string());
 }
 
 std::string Raw::ReadResponse(std::chrono::milliseconds timeout) {
   const auto deadline = SteadyClock::now() + timeout;
-  char buf[65536];
   while (true) {
     size_t end = pending_.find("\r\n\r\n");
     if (end != std::string::npos) {
@@ -107,14 +106,7 @@ std::string Raw::ReadResponse(std::chrono::milliseconds timeout) {
         return one;
       }
     }
-    auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now());
-    if (left.count() <= 0) break;
-    pollfd p{fd_, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
-    ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    pending_.append(buf, static_cast<size_t>(n));
+    if (!Receive(deadline)) break;
   }
   return std::exchange(pending_, std::string());
 }

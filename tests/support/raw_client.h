@@ -47,6 +47,11 @@ class Raw {
   size_t buffered() const { return pending_.size(); }  // received and not yet returned
 
  private:
+  using SteadyClock = std::chrono::steady_clock;
+  // Waits until `deadline` for bytes and appends what one recv gives to pending_; false when
+  // the time is up or the connection closed.
+  bool Receive(SteadyClock::time_point deadline);
+
   int fd_ = -1;
   bool connected_ = false;
   std::string error_;

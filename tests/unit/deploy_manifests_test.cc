@@ -257,6 +257,25 @@ class DeployManifests : public ::testing::Test {
     if (!missing.empty()) GTEST_SKIP() << missing << ": `kubectl kustomize` is not checked";
   }
   static fs::path Dir(const std::string& sub = "") { return SourceDir() / kKube / sub; }
+
+  // `kubectl kustomize` of a kustomization in a temporary folder that takes `resource` and adds
+  // `components` (folders under config/kubernetes; kustomize wants them relative).
+  static std::vector<YAML::Node> KustomizeWith(const std::string& resource,
+                                               const std::vector<std::string>& components) {
+    char tmpl[] = "/tmp/gpuattr-kustomize-XXXXXX";
+    if (!mkdtemp(tmpl)) return {};
+    const fs::path dir = tmpl;
+    const fs::path rel = fs::relative(Dir(), dir);
+    {
+      std::ofstream k(dir / "kustomization.yaml");
+      k << "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+        << "resources:\n  - " << (rel / resource).string() << "\ncomponents:\n";
+      for (const std::string& c : components) k << "  - " << (rel / c).string() << "\n";
+    }
+    auto docs = Kustomize(dir);
+    fs::remove_all(dir);
+    return docs;
+  }
 };
 
 const std::multiset<std::string> kBaseKinds = {
@@ -401,19 +420,8 @@ TEST_F(DeployManifests, ShardedOverlayRunsAStatefulSetOfShards) {
 // docs/deploy.md: the components add to the sharded variant too (paths relative to the
 // kustomization, as kustomize requires).
 TEST_F(DeployManifests, ComponentsCombineWithTheShardedOverlay) {
-  char tmpl[] = "/tmp/gpuattr-kustomize-XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  const fs::path dir = tmpl;
-  const fs::path rel = fs::relative(Dir(), dir);
-  {
-    std::ofstream k(dir / "kustomization.yaml");
-    k << "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
-      << "resources:\n  - " << (rel / "overlays" / "sharded").string() << "\n"
-      << "components:\n  - " << (rel / "components" / "servicemonitor").string() << "\n  - "
-      << (rel / "components" / "prometheusrule").string() << "\n";
-  }
-  const auto docs = Kustomize(dir);
-  fs::remove_all(dir);
+  const auto docs =
+      KustomizeWith("overlays/sharded", {"components/servicemonitor", "components/prometheusrule"});
   EXPECT_EQ(Kinds(docs), (std::multiset<std::string>{"Namespace", "ServiceAccount", "ClusterRole",
                                                      "ClusterRoleBinding", "StatefulSet", "Service",
                                                      "ServiceMonitor", "PrometheusRule"}));
@@ -422,18 +430,7 @@ TEST_F(DeployManifests, ComponentsCombineWithTheShardedOverlay) {
 // docs/deploy.md#grafana-dashboards: every dashboard as a ConfigMap the Grafana sidecar picks up,
 // byte for byte the committed JSON, each small enough for `kubectl apply`'s annotation.
 TEST_F(DeployManifests, GrafanaDashboardsComponentCarriesEveryDashboard) {
-  char tmpl[] = "/tmp/gpuattr-kustomize-XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  const fs::path dir = tmpl;
-  const fs::path rel = fs::relative(Dir(), dir);
-  {
-    std::ofstream k(dir / "kustomization.yaml");
-    k << "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
-      << "resources:\n  - " << (rel / "base").string() << "\n"
-      << "components:\n  - " << (rel / "components" / "grafana-dashboards").string() << "\n";
-  }
-  const auto docs = Kustomize(dir);
-  fs::remove_all(dir);
+  const auto docs = KustomizeWith("base", {"components/grafana-dashboards"});
   std::map<std::string, YAML::Node> maps;
   for (const auto& d : docs)
     if (Str(d["kind"]) == "ConfigMap") maps[Str(d["metadata"]["name"])] = d;
