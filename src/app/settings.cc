@@ -397,6 +397,10 @@ std::vector<Setting> ScrapeSettings() {
             MEMBER(scrape.timeout), ParsePositiveDuration),
       limit("body_bytes", "bytes of one exporter body; the GET stops there.", "16MiB",
             MEMBER(scrape.limits.body_bytes), PositiveByteSize),
+      limit("total_bytes",
+            "body bytes read in one cycle, all exporters together; the reads past it wait for "
+            "the next cycle (docs/security.md#memory).",
+            "256MiB", MEMBER(scrape.limits.total_bytes), PositiveByteSize),
       limit("samples", "samples in one body (1..100000000).", "200000",
             MEMBER(scrape.limits.samples), IntIn(1, 100'000'000)),
       limit("devices_per_node", "devices one exporter reports for its node (1..1000000).", "128",

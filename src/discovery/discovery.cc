@@ -107,6 +107,9 @@ std::vector<PodRead> Discovery::PlanPodReads(const QueryApiReadOutcome* preferre
       return !r.candidate.pinned &&
              (r.kind == sources::BodyKind::kDcgm || r.kind == sources::BodyKind::kProcess);
     });
+  // What the byte budget left unread last cycle goes first (docs/security.md#memory).
+  std::stable_partition(reads.begin(), reads.end(),
+                        [&](const PodRead& r) { return deferred_.count(r.candidate.Key()) > 0; });
   return reads;
 }
 
@@ -118,6 +121,12 @@ std::optional<QueryApiRead> Discovery::RecordPodReads(const std::vector<PodRead>
     const PodRead& r = reads[i];
     const PodReadOutcome& o = outcomes[i];
     if (!o.done) continue;  // cancelled before it started
+    if (o.deferred) {
+      deferred_.insert(r.candidate.Key());
+      c.report.exporters.push_back(o.status);
+      continue;
+    }
+    deferred_.erase(r.candidate.Key());
     if (o.fetch.http_status == 403) AddError(c.errors, o.fetch.error);
     if (r.probe) {
       cache_.Record(r.candidate, o.verdict, o.fetch, c.now, c.now_unix);

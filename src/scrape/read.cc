@@ -1,6 +1,7 @@
 #include "gpuattr/scrape/read.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <optional>
 
@@ -70,6 +71,20 @@ void ReadPod(const discovery::PodRead& r, Fetcher& fetcher, const sources::BodyL
   if (out.read) out.status = StatusOf(r, out, body);
   readings = std::move(body.readings);
   out.done = true;
+}
+
+// A read the cycle's byte budget leaves for the next cycle: a status row that says why.
+void Defer(const discovery::PodRead& r, size_t read_bytes, const sources::BodyLimits& limits,
+           discovery::PodReadOutcome& out) {
+  out.done = true;
+  out.deferred = true;
+  out.kind = r.kind;
+  sources::BodyRead none;
+  out.status = StatusOf(r, out, none);
+  out.status.reason = "not read this cycle: " + std::to_string(read_bytes) +
+                      " bytes of bodies were read, the limit is " +
+                      std::to_string(limits.total_bytes) +
+                      " (scrape.limits.total_bytes); read first next cycle";
 }
 
 // The one query of the chosen API: fetch, then read the answer (pure) into per-node readings.
@@ -142,11 +157,18 @@ PodReadings ReadPods(const std::vector<discovery::PodRead>& reads, Fetcher& fetc
   std::stable_partition(order.begin(), order.end(), [&](size_t i) {
     return reads[i].candidate.pinned || reads[i].candidate.role == discovery::Role::kExporter;
   });
+  // Bytes read this cycle: a read that would start past limits.total_bytes waits for the next
+  // cycle. Reads in flight may each still add a body: the bound is total_bytes + concurrency x
+  // body_bytes (docs/security.md#memory).
+  std::atomic<size_t> read_bytes{0};
   RunBounded(
       order.size(), concurrency,
       [&](size_t i) {
         const size_t at = order[i];
+        if (const size_t so_far = read_bytes.load(); so_far >= limits.total_bytes)
+          return Defer(reads[at], so_far, limits, out.outcomes[at]);
         ReadPod(reads[at], fetcher, limits, out.outcomes[at], got[at]);
+        read_bytes += out.outcomes[at].fetch.bytes;
       },
       stop);
   for (size_t i = 0; i < reads.size(); ++i) {

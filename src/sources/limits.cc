@@ -6,7 +6,7 @@ namespace gpuattr::sources {
 
 BodyLimits BodyLimits::Unlimited() {
   constexpr size_t kNone = std::numeric_limits<size_t>::max();
-  return BodyLimits{kNone, kNone, kNone, kNone, kNone};
+  return BodyLimits{kNone, kNone, kNone, kNone, kNone, kNone};
 }
 
 std::string LimitBreach::Describe() const {

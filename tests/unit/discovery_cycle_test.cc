@@ -1,8 +1,11 @@
 // Discovery cycles against an in-memory transport: probes, caching, re-discovery, the politeness
 // gate, 403s, and the diagnostics families built from the report.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <set>
+#include <string_view>
 #include <thread>
 
 #include "gpuattr/discovery/discovery.h"
@@ -149,6 +152,62 @@ TEST(DiscoveryCycle, AFailedScrapeReDiscoversNextCycle) {
   EXPECT_EQ(f.transport->CountRequests(kGfdPath), 2u);
   EXPECT_EQ(again.readings.size(), 1u);
   EXPECT_FALSE(again.report.rediscovery_next_cycle);
+}
+
+// docs/security.md#memory: the bodies read in one cycle stop at scrape.limits.total_bytes; what
+// is left is not read, says why on its status row, and is read first next cycle.
+TEST(DiscoveryCycle, TheCyclesByteBudgetDefersTheRestAndReadsItFirstNextCycle) {
+  DiscoveryOptions options;
+  options.scrape.concurrency = 1;  // one read at a time: the order is the plan's
+  const size_t body = std::string_view(kDcgmBody).size();
+  options.scrape.limits.total_bytes = 2 * body - 1;  // the second body reaches it
+  Fixture f(options);
+  auto o = std::make_shared<kube::ClusterObjects>();
+  for (std::string node : {"node-a", "node-b", "node-c"}) {
+    kube::Node n;
+    n.name = node;
+    n.capacity["nvidia.com/gpu"] = 1;
+    o->nodes[node] = n;
+    kube::Pod p = gpuattr::testing::MakeDaemonSetPod(
+        "gpu-operator", "dcgm-exporter-" + node.substr(5), node,
+        "nvcr.io/nvidia/k8s/dcgm-exporter:3.3", {{"metrics", 9400}});
+    o->pods[p.Key()] = p;
+    f.transport->SetDefault("/api/v1/namespaces/gpu-operator/pods/dcgm-exporter-" + node.substr(5) +
+                                ":9400/proxy/metrics",
+                            FakeReply::Json(kDcgmBody));
+  }
+  auto read_pods = [](const scrape::ScrapeResult& r) {
+    std::set<std::string> pods;
+    for (const auto& e : r.readings) pods.insert(e.pod);
+    return pods;
+  };
+
+  // Cycle 1, in key order: a and b are read (2 bodies), c is left.
+  scrape::ScrapeResult c1 = scrape::ReadCycle(*f.discovery, *f.fetcher, *o);
+  EXPECT_EQ(read_pods(c1), (std::set<std::string>{"dcgm-exporter-a", "dcgm-exporter-b"}));
+  EXPECT_EQ(f.ProxyGets(), 2u);
+  const ExporterStatus* left = FindExporter(c1.report, "dcgm-exporter-c");
+  ASSERT_NE(left, nullptr) << "a deferred exporter keeps its status row";
+  EXPECT_FALSE(left->up);
+  EXPECT_THAT(left->reason,
+              ::testing::HasSubstr("not read this cycle: " + std::to_string(2 * body) +
+                                   " bytes of bodies were read, the limit is " +
+                                   std::to_string(2 * body - 1) + " (scrape.limits.total_bytes)"));
+  EXPECT_FALSE(c1.report.rediscovery_next_cycle) << "deferred is no failure";
+
+  // Cycle 2: c first, then a; b waits.
+  f.clock.Advance(seconds(20));
+  scrape::ScrapeResult c2 = scrape::ReadCycle(*f.discovery, *f.fetcher, *o);
+  EXPECT_EQ(read_pods(c2), (std::set<std::string>{"dcgm-exporter-c", "dcgm-exporter-a"}));
+  const ExporterStatus* waits = FindExporter(c2.report, "dcgm-exporter-b");
+  ASSERT_NE(waits, nullptr);
+  EXPECT_FALSE(waits->up);
+  EXPECT_EQ(f.ProxyGets(), 4u);
+
+  // Cycle 3: b first; every exporter was read within two cycles of the one before.
+  f.clock.Advance(seconds(20));
+  scrape::ScrapeResult c3 = scrape::ReadCycle(*f.discovery, *f.fetcher, *o);
+  EXPECT_TRUE(read_pods(c3).count("dcgm-exporter-b"));
 }
 
 TEST(DiscoveryCycle, NoGpuNoProbe) {

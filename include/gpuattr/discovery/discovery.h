@@ -71,8 +71,11 @@ struct PodReadOutcome {
   ProbeVerdict verdict;  // a probe's
   // The kind the body was read as: a scrape's cached one, or the probe's verdict's.
   sources::BodyKind kind = sources::BodyKind::kUnrecognised;
-  bool read = false;      // read as a target's body: a scrape, or an accepted probe
-  bool up = false;        // fetched and read into readings
+  bool read = false;  // read as a target's body: a scrape, or an accepted probe
+  bool up = false;    // fetched and read into readings
+  // Not read: the cycle's body bytes reached scrape.limits.total_bytes. Its status row says so;
+  // it is read first next cycle.
+  bool deferred = false;
   ExporterStatus status;  // when read: its row of the gpuattr_exporter_* families
 };
 
@@ -157,6 +160,7 @@ class Discovery {
   QueryApiFallback query_api_;
   Cycle cycle_;
   std::set<std::string> due_keys_;  // candidates probed in the running cycle
+  std::set<std::string> deferred_;  // candidates the last cycle's byte budget left unread
   std::string last_nothing_found_;  // logged once per change
 };
 

@@ -17,6 +17,9 @@ struct BodyLimits {
   size_t devices_per_node = 128;  // whole GPUs and MIG slices (an exporter body is one node's)
   size_t pods_per_device = 64;    // distinct pods labelled on one device
   size_t models_per_server = 16;  // distinct models one inference server reports
+  // Body bytes read in one cycle, every exporter together (scrape/read.cc, ReadPods): the reads
+  // that would start past it wait for the next cycle, first in line then.
+  size_t total_bytes = 256u << 20;
 
   // No limit at all: for tests and tools that read trusted captures.
   static BodyLimits Unlimited();
