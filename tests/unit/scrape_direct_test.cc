@@ -44,7 +44,11 @@ kube::Pod ExporterPod() {
   p.node_name = "node-1";
   p.phase = "Running";
   p.ip = "10.244.1.7";
-  p.containers.push_back({"exporter", "nvcr.io/nvidia/k8s/dcgm-exporter:3.3", {{"metrics", 9400}}});
+  kube::Container c;
+  c.name = "exporter";
+  c.image = "nvcr.io/nvidia/k8s/dcgm-exporter:3.3";
+  c.ports.push_back({"metrics", 9400});
+  p.containers.push_back(c);
   return p;
 }
 
