@@ -89,10 +89,11 @@ SessionRun RunSession(Scenario scenario, bool direct) {
   sessions.push_back(std::make_unique<app::KubeClusterSession>(
       "fake", std::shared_ptr<kube::Transport>(std::move(*transport)), o));
   auto store = std::make_shared<metrics::SnapshotStore>();
-  app::CycleLoop loop(std::move(sessions), store, clock);
-  loop.RunOnce();
+  auto loop = std::make_unique<app::CycleLoop>(std::move(sessions), store, clock);
+  loop->RunOnce();
   clock.Advance(20s);
-  auto snapshot = loop.RunOnce();
+  auto snapshot = loop->RunOnce();
+  loop.reset();  // its connections close: the listeners stop without waiting out keep-alive
   if (!snapshot->clusters.empty() && snapshot->clusters.front().latest.discovery) {
     const discovery::DiscoveryReport& report = *snapshot->clusters.front().latest.discovery;
     run.exporters = report.exporters;
