@@ -383,6 +383,9 @@ Row RunSize(const Options& opt, int nodes, const fs::path& dir) {
   fo.keep_alive_timeout_seconds = 4 * opt.interval + 10;
   gpuattr::testing::Scenario scenario = gpuattr::testing::GenerateCluster(spec, &info);
   std::optional<gpuattr::testing::DirectExporters> direct;
+  // One worker per listener, with their 2 s keep-alive (each steady GET then reconnects): kept
+  // alive over the interval, a thousand listeners' idle connections cost this process more CPU
+  // than the daemon's cycle (cpp-httplib waits on them in short polls; measured in the notes).
   if (opt.scrape_path == "direct")
     direct.emplace(scenario, gpuattr::testing::DirectExportersOptions{1});
   FakeApiServer server(std::move(scenario), fo);
