@@ -119,6 +119,14 @@ Result<OutputFormat> ParseOutputFormat(std::string_view text) {
                  " (use prometheus, table, json or markdown)");
 }
 
+Result<ScrapePath> ParseScrapePath(std::string_view text) {
+  static constexpr std::pair<std::string_view, ScrapePath> kPaths[] = {
+      {"auto", ScrapePath::kAuto}, {"direct", ScrapePath::kDirect}, {"proxy", ScrapePath::kProxy}};
+  for (const auto& [name, path] : kPaths)
+    if (Trim(text) == name) return path;
+  return Invalid("unknown scrape path " + Quote(text) + " (use auto, direct or proxy)");
+}
+
 Result<TargetPin> ParseTargetPin(std::string_view text) {
   auto bad = [&](std::string_view why) {
     return Invalid("invalid target " + Quote(text) + ": " + std::string(why) +

@@ -69,7 +69,8 @@ KubeClusterSession::KubeClusterSession(std::string cluster,
       clock_(options_.clock ? *options_.clock : SystemClock()),
       transport_(std::move(transport)),
       client_(std::make_shared<kube::ApiClient>(transport_, options_.api)),
-      fetcher_(scrape::MakeApiFetcher(client_)),
+      fetcher_(options_.direct ? scrape::MakeDirectFetcher(options_.direct_options)
+                               : scrape::MakeApiFetcher(client_)),
       cache_(
           std::make_unique<kube::ObjectCache>(client_, CacheOptions(options_.cache, transport_))),
       discovery_(cluster_, options_.discovery, clock_),
@@ -86,6 +87,7 @@ KubeClusterSession::~KubeClusterSession() { cache_->Stop(); }
 void KubeClusterSession::Cancel() {
   stop_.Stop();
   transport_->Cancel();
+  fetcher_->Cancel();
   cache_->Stop();
 }
 

@@ -1,10 +1,13 @@
 #include "gpuattr/app/session_factory.h"
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 
 #include "gpuattr/kube/http_transport.h"
 #include "gpuattr/kube/in_cluster.h"
 #include "gpuattr/kube/kubeconfig.h"
+#include "gpuattr/kube/tls.h"
 #include "gpuattr/ledger/state_path.h"
 #include "gpuattr/util/log.h"
 
@@ -118,13 +121,44 @@ Result<std::vector<LabelledConnection>> ClusterConnections(const Config& config,
   return out;
 }
 
+bool ScrapesDirectly(ScrapePath path, bool in_cluster) {
+  return path == ScrapePath::kDirect || (path == ScrapePath::kAuto && in_cluster);
+}
+
+Result<scrape::DirectOptions> DirectOptionsFromConfig(const ScrapeConfig& scrape) {
+  scrape::DirectOptions o;
+  o.server_name = scrape.tls.server_name;
+  if (scrape.tls.ca_file.empty()) return o;
+  const std::string what = "scrape.tls.ca_file: " + scrape.tls.ca_file;
+  std::ifstream in(scrape.tls.ca_file, std::ios::binary);
+  if (!in) return MakeError(ErrorCode::kInvalidArgument, what + ": cannot read the file");
+  std::stringstream text;
+  text << in.rdbuf();
+  o.ca_pem = text.str();
+  o.ca_file = scrape.tls.ca_file;
+  // Checked once here, so that a bad file stops gpuattr at start instead of failing each read.
+  if (auto ca = kube::CaBundle::FromPem(o.ca_pem, what); !ca.ok()) return ca.error();
+  return o;
+}
+
 Result<SessionList> MakeKubeSessions(const Config& config) {
   const kube::KubeconfigSource source = kube::KubeconfigSource::FromEnvironment(config.kubeconfig);
   KubeSessionOptions options = SessionOptionsFromConfig(config);
   auto conns = ClusterConnections(config, source, kube::InClusterEnv::FromEnvironment());
   if (!conns.ok()) return conns.error();
+  auto direct = DirectOptionsFromConfig(config.scrape);
+  if (!direct.ok()) return direct.error();
+  options.direct_options = std::move(*direct);
   std::vector<std::pair<std::string, std::unique_ptr<kube::Transport>>> clusters;
+  std::vector<bool> direct_reads;
   for (const LabelledConnection& c : *conns) {
+    direct_reads.push_back(ScrapesDirectly(config.scrape.path, c.connection.in_cluster));
+    log::Info(direct_reads.back()
+                  ? "reading exporters directly by pod IP and query APIs by ClusterIP"
+                  : "reading exporters and query APIs through the apiserver's proxies",
+              {{"cluster", c.label},
+               {"scrape_path", direct_reads.back() ? "direct" : "proxy"},
+               {"docs", "docs/deploy.md#direct-scraping"}});
     if (c.connection.in_cluster)
       log::Info(
           "in-cluster mode: no kubeconfig; reading the cluster gpuattr runs in with its "
@@ -154,9 +188,12 @@ Result<SessionList> MakeKubeSessions(const Config& config) {
   if (!state_file.ok()) return state_file.error();
   options.state_file = std::move(*state_file);
   SessionList out;
-  for (auto& [label, transport] : clusters)
+  for (size_t i = 0; i < clusters.size(); ++i) {
+    options.direct = direct_reads[i];
     out.push_back(std::make_unique<KubeClusterSession>(
-        label, std::shared_ptr<kube::Transport>(std::move(transport)), options));
+        clusters[i].first, std::shared_ptr<kube::Transport>(std::move(clusters[i].second)),
+        options));
+  }
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "gpuattr/kube/dra_gpus.h"
+#include "gpuattr/util/strings.h"
 
 namespace gpuattr::discovery {
 namespace {
@@ -103,6 +104,10 @@ Candidate MakeCandidate(const kube::Pod& pod, const PortChoice& port, Role role,
   c.uid = pod.uid;
   c.resource_version = pod.resource_version;
   c.node = pod.node_name;
+  c.ip = pod.ip;
+  if (auto it = pod.annotations.find("prometheus.io/scheme");
+      it != pod.annotations.end() && Lower(Trim(it->second)) == "https")
+    c.scheme = "https";
   c.port = port.port;
   c.port_source = port.source;
   c.role = role;

@@ -145,6 +145,7 @@ std::vector<QueryApiCandidate> QueryApiCandidates(const kube::ClusterObjects& ob
     c.pinned = true;
     c.why = "pin " + pin.text;
     auto it = objects.services.find(pin.namespace_ + "/" + pin.service);
+    if (it != objects.services.end()) c.cluster_ip = it->second.cluster_ip;
     if (it != objects.services.end())
       for (const auto& p : it->second.ports)
         if (p.name == pin.port || std::to_string(p.port) == pin.port) c.port_number = p.port;
@@ -165,6 +166,7 @@ std::vector<QueryApiCandidate> QueryApiCandidates(const kube::ClusterObjects& ob
     c.service = svc.name;
     c.port = std::to_string(port->first.port);
     c.port_number = port->first.port;
+    c.cluster_ip = svc.cluster_ip;
     c.port_source = port->second;
     c.flavor = *flavor;
     c.why = "name matches " + std::string(QueryApiFlavorName(*flavor));

@@ -286,6 +286,7 @@ Result<Pod> DecodePod(JsonValue j) {
     }
     if (auto status = Object(j, "status", "")) {
       p.phase = String(*status, "phase", "status");
+      p.ip = String(*status, "podIP", "status");
       if (auto conds = Array(*status, "conditions", "status")) {
         for (size_t i = 0; JsonValue c : conds->Elements()) {
           std::string path = Index("status.conditions", i++);
@@ -351,6 +352,7 @@ Result<Service> DecodeService(JsonValue j) {
     s.resource_version = std::move(m.resource_version);
     if (auto meta = Object(j, "metadata", "")) s.labels = StringMap(*meta, "labels", "metadata");
     if (auto spec = Object(j, "spec", "")) {
+      s.cluster_ip = String(*spec, "clusterIP", "spec");
       if (auto ports = Array(*spec, "ports", "spec")) {
         for (size_t i = 0; JsonValue p : ports->Elements()) {
           std::string path = Index("spec.ports", i++);

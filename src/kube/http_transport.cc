@@ -199,7 +199,9 @@ class HttpTransport final : public Transport {
   };
 
   Error Fail(ErrorCode code, const std::string& what) const {
-    return MakeError(code, "cluster " + Quote(conn_.context_name) + ": " + what);
+    return MakeError(code, (options_.subject.empty() ? "cluster " + Quote(conn_.context_name)
+                                                     : options_.subject) +
+                               ": " + what);
   }
   Result<std::unique_ptr<Pooled>> Acquire(const AuthMaterial& auth, bool& reused);
   Result<std::unique_ptr<Pooled>> NewClient(const AuthMaterial& auth);

@@ -10,7 +10,7 @@ class ApiFetcher final : public Fetcher {
  public:
   explicit ApiFetcher(std::shared_ptr<kube::ApiClient> client) : client_(std::move(client)) {}
 
-  Fetch Get(const std::string& path, const FetchOptions& options) override {
+  Fetch Get(const FetchTarget& target, const FetchOptions& options) override {
     Fetch f;
     kube::GetOptions get;
     get.timeout = options.timeout;
@@ -19,7 +19,7 @@ class ApiFetcher final : public Fetcher {
     get.headers["Accept"] = options.accept;
     // Durations are real time whatever clock drives the cycle: they measure the exporter.
     const auto start = std::chrono::steady_clock::now();
-    Result<kube::Response> r = client_->Get(path, get);
+    Result<kube::Response> r = client_->Get(target.proxy_path, get);
     f.duration_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!r.ok()) {

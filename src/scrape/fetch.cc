@@ -14,6 +14,29 @@ std::string ProxyMetricsPath(std::string_view ns, std::string_view pod, int32_t 
   return path;
 }
 
+std::string DirectBaseUrl(std::string_view scheme, std::string_view host, int32_t port) {
+  std::string url(scheme);
+  url += "://";
+  if (host.find(':') != std::string_view::npos) {
+    url.append("[").append(host).append("]");
+  } else {
+    url.append(host);
+  }
+  return url + ":" + std::to_string(port);
+}
+
+std::string ForwardedPath(std::string_view proxy_path) {
+  // After ".../namespaces/NS/": a namespace may well be called "proxy".
+  constexpr std::string_view kNamespaces = "/namespaces/", kProxy = "/proxy";
+  size_t from = proxy_path.find(kNamespaces);
+  if (from != std::string_view::npos) from = proxy_path.find('/', from + kNamespaces.size());
+  const size_t at = proxy_path.find(kProxy, from == std::string_view::npos ? 0 : from);
+  if (at == std::string_view::npos) return std::string(proxy_path);
+  std::string rest(proxy_path.substr(at + kProxy.size()));
+  if (rest.empty() || rest.front() != '/') rest.insert(rest.begin(), '/');
+  return rest;
+}
+
 int HttpStatusOfError(const Error& error) {
   if (error.http_status != 0) return error.http_status;
   // No response, but credentials the transport could not get (an exec plugin, a token file) are

@@ -44,6 +44,35 @@ discovery::ExporterStatus StatusOf(const discovery::PodRead& r, const discovery:
   return e;
 }
 
+// The pod's /metrics: through its proxy path, or directly at its IP (from the pod object).
+FetchTarget PodTarget(const discovery::Candidate& c) {
+  FetchTarget t;
+  t.proxy_path = ProxyMetricsPath(c.namespace_, c.pod, c.port);
+  t.scheme = c.scheme;
+  t.host = c.ip;
+  t.port = c.port;
+  t.what = "pod " + c.namespace_ + "/" + c.pod;
+  t.no_host_reason = t.what + " has no IP yet (status.podIP is empty): not read directly";
+  return t;
+}
+
+// A query API's path: through the service proxy, or directly at the Service's ClusterIP.
+FetchTarget ServiceTarget(const discovery::QueryApiCandidate& c, const std::string& path) {
+  FetchTarget t;
+  t.proxy_path = path;
+  t.port = c.port_number;
+  t.what = "service " + c.namespace_ + "/" + c.service;
+  if (c.cluster_ip == "None")
+    t.no_host_reason = t.what +
+                       " is headless (clusterIP None): no address to read it directly; pin a "
+                       "Service with a ClusterIP, or set scrape.path: proxy";
+  else if (c.cluster_ip.empty() || c.port_number == 0)
+    t.no_host_reason = t.what + " has no ClusterIP and port to read it directly";
+  else
+    t.host = c.cluster_ip;
+  return t;
+}
+
 // One pod read, on a worker thread: fetch, judge a probe, read the body of a target.
 void ReadPod(const discovery::PodRead& r, Fetcher& fetcher, const sources::BodyLimits& limits,
              discovery::PodReadOutcome& out, std::optional<sources::Readings>& readings) {
@@ -51,7 +80,7 @@ void ReadPod(const discovery::PodRead& r, Fetcher& fetcher, const sources::BodyL
   FetchOptions options;
   options.timeout = r.timeout;
   options.max_body_bytes = r.max_body_bytes;
-  Fetch f = fetcher.Get(ProxyMetricsPath(c.namespace_, c.pod, c.port), options);
+  Fetch f = fetcher.Get(PodTarget(c), options);
   if (!f.ok && f.over_cap)  // the reason names the limit (docs/design.md#limits)
     f.error = sources::LimitBreach{"body_bytes", limits.body_bytes, 0, ""}.Describe();
   out.fetch = FactsOf(f);
@@ -98,7 +127,8 @@ void Query(const discovery::QueryApiTarget& target, const discovery::QueryApiRea
   st.pod = chosen.service;
   st.port = chosen.port_number;
   st.kind = "prometheus";
-  Fetch f = fetcher.Get(target.query_path, JsonFetch(read.query_timeout, read.max_body_bytes));
+  Fetch f = fetcher.Get(ServiceTarget(chosen, target.query_path),
+                        JsonFetch(read.query_timeout, read.max_body_bytes));
   st.http_status = f.http_status;
   st.duration_seconds = f.duration_seconds;
   st.bytes = f.bytes;
@@ -190,7 +220,8 @@ QueryApiReading ReadQueryApi(const discovery::QueryApiRead& read, Fetcher& fetch
   for (size_t i = 0; !chosen && i < read.probes.size(); ++i) {
     if (stop && stop->stopped()) break;
     const discovery::QueryApiTarget& t = read.probes[i];
-    const Fetch f = fetcher.Get(t.probe_path, JsonFetch(read.probe_timeout, read.max_body_bytes));
+    const Fetch f = fetcher.Get(ServiceTarget(t.candidate, t.probe_path),
+                                JsonFetch(read.probe_timeout, read.max_body_bytes));
     discovery::QueryApiProbeOutcome p{t.candidate, FactsOf(f), {}};
     p.verdict = discovery::JudgeQueryApiProbe(t.candidate, p.fetch, f.body);
     if (discovery::IsAccepted(p.verdict.outcome)) chosen = &t;

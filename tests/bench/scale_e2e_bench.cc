@@ -40,6 +40,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/direct_exporters.h"
 #include "support/fake_apiserver.h"
 #include "support/generated_cluster.h"
 
@@ -71,6 +72,9 @@ Options:
   --scraper CLIENT      the scrapers' HTTP client: "lean" (a socket and a receive buffer kept
                         across scrapes, as Prometheus' scrape loop keeps its buffers) or
                         "httplib" (cpp-httplib, a fresh body string per scrape); default lean
+  --scrape-path PATH    proxy (exporters through the fake's pod proxy; default) or direct (each
+                        pod on a loopback address of its own with its exporter listening there,
+                        the daemon with scrape.path: direct; docs/deploy.md#direct-scraping)
   --keep DIR            keep the daemon's config and log under DIR (default: a temp dir, removed)
 )";
 
@@ -87,6 +91,9 @@ struct Options {
   int scrape_seconds = 10;
   std::string scraper = "lean";
   std::string keep;
+  // "proxy": exporters through the fake's pod proxy; "direct": each pod on a loopback address of
+  // its own, its exporter listening there, the daemon with scrape.path: direct.
+  std::string scrape_path = "proxy";
 };
 
 std::optional<Options> ParseArgs(int argc, char** argv) {
@@ -119,6 +126,15 @@ std::optional<Options> ParseArgs(int argc, char** argv) {
     }
     if (a == "--keep") {
       o.keep = v;
+      continue;
+    }
+    if (a == "--scrape-path") {
+      o.scrape_path = v;
+      if (v != "proxy" && v != "direct") {
+        std::cerr << "scale_e2e_bench: --scrape-path: expected proxy or direct, got \"" << v
+                  << "\"\n";
+        return std::nullopt;
+      }
       continue;
     }
     if (a == "--scraper") {
@@ -328,6 +344,10 @@ struct Row {
   double lists_after_first_daemon = 0;
   size_t lists_after_first_fake = 0;
   size_t proxy_gets_steady = 0;  // per steady cycle (median)
+  // Every apiserver request but the watches, per steady cycle (median): 0 when reading directly.
+  size_t apiserver_steady = 0;
+  size_t direct_gets = 0;           // GETs the exporters' own listeners served (direct)
+  double daemon_cpu_per_cycle = 0;  // CPU seconds of the daemon per steady cycle (mean)
   // Client connections (ports) the steady cycles' proxy GETs came on, and how many of those the
   // first cycle had not opened: keep-alive reuse means few, and none new.
   size_t steady_connections = 0, steady_new_connections = 0;
@@ -361,7 +381,14 @@ Row RunSize(const Options& opt, int nodes, const fs::path& dir) {
   // A real apiserver keeps idle connections far longer than one interval: so does the fake here,
   // so that steady cycles reuse their keep-alive connections (no TLS handshake per cycle).
   fo.keep_alive_timeout_seconds = 4 * opt.interval + 10;
-  FakeApiServer server(gpuattr::testing::GenerateCluster(spec, &info), fo);
+  gpuattr::testing::Scenario scenario = gpuattr::testing::GenerateCluster(spec, &info);
+  std::optional<gpuattr::testing::DirectExporters> direct;
+  // One worker per listener, with their 2 s keep-alive (each steady GET then reconnects): kept
+  // alive over the interval, a thousand listeners' idle connections cost this process more CPU
+  // than the daemon's cycle (cpp-httplib waits on them in short polls; measured in the notes).
+  if (opt.scrape_path == "direct")
+    direct.emplace(scenario, gpuattr::testing::DirectExportersOptions{1});
+  FakeApiServer server(std::move(scenario), fo);
   row.devices = info.devices;
   row.pods = info.gpu_pods;
   row.exporters = info.exporters;
@@ -370,6 +397,11 @@ Row RunSize(const Options& opt, int nodes, const fs::path& dir) {
     row.error = st.message();
     return row;
   }
+  if (direct)
+    if (auto st = direct->Start(server); !st.ok()) {
+      row.error = st.message();
+      return row;
+    }
   const fs::path kubeconfig = dir / "kubeconfig";
   (void)server.WriteKubeconfig(kubeconfig);
   const int port = FreePort();
@@ -379,7 +411,7 @@ Row RunSize(const Options& opt, int nodes, const fs::path& dir) {
     c << "interval: " << opt.interval << "s\n"
       << "state_file: " << (dir / "state.json").string() << "\n"
       << "web:\n  listen_address: 127.0.0.1:" << port << "\n"
-      << "scrape:\n  concurrency: " << opt.concurrency << "\n";
+      << "scrape:\n  concurrency: " << opt.concurrency << "\n  path: " << opt.scrape_path << "\n";
   }
   const fs::path log = dir / ("gpuattr-" + std::to_string(nodes) + ".log");
   pid_t pid = fork();
@@ -402,8 +434,14 @@ Row RunSize(const Options& opt, int nodes, const fs::path& dir) {
 
   // Cycles, from the daemon's log.
   std::vector<double> durations, waits, discoveries, stages, saves;
-  std::vector<size_t> proxy_per_cycle;
-  size_t lists_fake_first = 0, proxy_before = 0;
+  std::vector<size_t> proxy_per_cycle, api_per_cycle;
+  size_t lists_fake_first = 0, proxy_before = 0, api_before = 0;
+  double cpu_first = 0, cpu_last = 0;
+  auto non_watch = [&server] {
+    size_t n = 0;
+    for (const char* verb : {"list", "get", "proxy", "other"}) n += server.CountRequests(verb);
+    return n;
+  };
   std::chrono::system_clock::time_point first_cycle_end{};
   const auto deadline = Clock::now() + std::chrono::seconds(120 + 6 * opt.cycles * opt.interval);
   size_t lines_read = 0;
@@ -431,6 +469,10 @@ Row RunSize(const Options& opt, int nodes, const fs::path& dir) {
       const size_t proxy_now = server.CountRequests("proxy");
       proxy_per_cycle.push_back(proxy_now - proxy_before);
       proxy_before = proxy_now;
+      const size_t api_now = non_watch();
+      api_per_cycle.push_back(api_now - api_before);
+      api_before = api_now;
+      (durations.size() == 1 ? cpu_first : cpu_last) = ProcessCpuSeconds(pid);
       // The daemon is the fake's only client: the LISTs it made up to here are the fake's count.
       // (No /metrics request before the cycles are done: it would add a render to the peak RSS.)
       if (durations.size() == 1) {
@@ -472,7 +514,13 @@ Row RunSize(const Options& opt, int nodes, const fs::path& dir) {
     std::vector<size_t> sorted(proxy_per_cycle.begin() + 1, proxy_per_cycle.end());
     std::sort(sorted.begin(), sorted.end());
     row.proxy_gets_steady = sorted.empty() ? 0 : sorted[sorted.size() / 2];
+    std::vector<size_t> api(api_per_cycle.begin() + 1, api_per_cycle.end());
+    std::sort(api.begin(), api.end());
+    row.apiserver_steady = api.empty() ? 0 : api[api.size() / 2];
+    if (durations.size() > 1)
+      row.daemon_cpu_per_cycle = (cpu_last - cpu_first) / static_cast<double>(durations.size() - 1);
   }
+  if (direct) row.direct_gets = direct->served();
 
   // Scrape load: N clients, each on its own keep-alive connection, back to back.
   std::mutex mu;
@@ -534,6 +582,7 @@ Row RunSize(const Options& opt, int nodes, const fs::path& dir) {
     kill(pid, SIGKILL);
     waitpid(pid, &status, 0);
   }
+  if (direct) direct->Stop();
   server.Stop();
   return row;
 }
@@ -560,32 +609,36 @@ int main(int argc, char** argv) {
     if (!r.error.empty()) std::cerr << "scale_e2e_bench: " << n << " nodes: " << r.error << "\n";
   }
   std::cout << "settings: " << opt->cycles << " cycles, interval " << opt->interval
-            << " s, scrape.concurrency " << opt->concurrency << ", proxy latency "
-            << opt->latency_ms << " ms, " << opt->scrapers << " scrapers for "
+            << " s, scrape.path " << opt->scrape_path << ", scrape.concurrency " << opt->concurrency
+            << ", proxy latency " << opt->latency_ms << " ms, " << opt->scrapers << " scrapers for "
             << opt->scrape_seconds << " s (Accept-Encoding: gzip, " << opt->scraper
             << " client)\n\n";
   std::cout
       << "| nodes | devices | GPU pods | exporter bodies | first cycle | steady cycle (median / "
          "max) "
          "| steady: wait / discovery+GETs / stages / state file | proxy GETs per steady cycle "
+         "| apiserver requests per steady cycle (no watches) | direct GETs (all cycles) "
+         "| daemon CPU per steady cycle "
          "| connections of steady GETs (new) "
          "| LISTs after 1st (daemon / fake) | peak RSS after cycles | peak RSS after scrapes "
          "| /metrics p50 / p99 / max | scrapes (errors) | body "
          "| CPU per scrape: daemon / scrapers+fake |\n"
-         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Row& r : rows) {
     std::cout << "| " << r.nodes << " | " << r.devices << " | " << r.pods << " | "
               << Fixed(r.body_mib, 1) << " MiB | " << Fixed(r.first_cycle, 2) << " s | "
               << Fixed(r.steady_cycle, 2) << " / " << Fixed(r.steady_max, 2) << " s | "
               << Fixed(r.wait, 3) << " / " << Fixed(r.discovery, 3) << " / " << Fixed(r.stages, 3)
               << " / " << Fixed(r.save, 3) << " s | " << r.proxy_gets_steady << " | "
-              << r.steady_connections << " (" << r.steady_new_connections << ") | "
-              << Fixed(r.lists_after_first_daemon, 0) << " / " << r.lists_after_first_fake << " | "
-              << Fixed(r.rss_after_cycles, 0) << " MiB | " << Fixed(r.rss_peak, 0) << " MiB | "
-              << Fixed(r.p50_ms, 1) << " / " << Fixed(r.p99_ms, 1) << " / " << Fixed(r.max_ms, 1)
-              << " ms | " << r.scrapes << " (" << r.scrape_errors << ") | "
-              << Fixed(r.scrape_kib, 0) << " KiB | " << Fixed(r.daemon_cpu_ms_per_scrape, 2)
-              << " / " << Fixed(r.client_cpu_ms_per_scrape, 2) << " ms |"
+              << r.apiserver_steady << " | " << r.direct_gets << " | "
+              << Fixed(r.daemon_cpu_per_cycle, 3) << " s | " << r.steady_connections << " ("
+              << r.steady_new_connections << ") | " << Fixed(r.lists_after_first_daemon, 0) << " / "
+              << r.lists_after_first_fake << " | " << Fixed(r.rss_after_cycles, 0) << " MiB | "
+              << Fixed(r.rss_peak, 0) << " MiB | " << Fixed(r.p50_ms, 1) << " / "
+              << Fixed(r.p99_ms, 1) << " / " << Fixed(r.max_ms, 1) << " ms | " << r.scrapes << " ("
+              << r.scrape_errors << ") | " << Fixed(r.scrape_kib, 0) << " KiB | "
+              << Fixed(r.daemon_cpu_ms_per_scrape, 2) << " / "
+              << Fixed(r.client_cpu_ms_per_scrape, 2) << " ms |"
               << (r.error.empty() ? "" : " " + r.error) << "\n";
   }
   if (opt->keep.empty()) {

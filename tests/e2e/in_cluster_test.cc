@@ -9,8 +9,10 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
+#include "support/direct_exporters.h"
 #include "support/fake_apiserver.h"
 #include "support/paths.h"
 #include "support/subprocess.h"
@@ -45,15 +47,20 @@ class InClusterBinary : public ::testing::Test {
     fs::create_directories(dir_ / "sa");
     auto scenario = LoadScenario(FixturePath("scenarios/basic"));
     ASSERT_TRUE(scenario.ok()) << scenario.error().message;
+    // The pods have addresses and their exporters listen there, as in a cluster: in-cluster mode
+    // reads them directly (docs/deploy.md#direct-scraping).
+    exporters_ = std::make_unique<DirectExporters>(*scenario);
     FakeApiServerOptions opts;
     opts.tokens = {{"sa-token-one", kUserOne}};
     server_ = std::make_unique<FakeApiServer>(std::move(*scenario), opts);
     ASSERT_TRUE(server_->Start().ok());
+    ASSERT_TRUE(exporters_->Start(*server_).ok());
     Write(dir_ / "sa" / "token", "sa-token-one\n");
     Write(dir_ / "sa" / "ca.crt", server_->pki().ca.cert_pem);
     Write(dir_ / "sa" / "namespace", "gpuattr");
   }
   void TearDown() override {
+    if (exporters_) exporters_->Stop();
     if (server_) server_->Stop();
     fs::remove_all(dir_);
   }
@@ -87,8 +94,29 @@ class InClusterBinary : public ::testing::Test {
   }
 
   fs::path dir_;
+  std::unique_ptr<DirectExporters> exporters_;
   std::unique_ptr<FakeApiServer> server_;
 };
+
+// The exposition without what differs between runs by design (the apiserver's request counts)
+// or by the clock (durations, timestamps, the process's own series).
+std::string Comparable(const std::string& exposition) {
+  static const char* const kLeftOut[] = {"gpuattr_apiserver_requests_total",
+                                         "gpuattr_cycle_duration_seconds",
+                                         "gpuattr_exporter_scrape_duration_seconds",
+                                         "gpuattr_last_cycle_timestamp_seconds",
+                                         "gpuattr_pending_pod_seconds",
+                                         "process_"};
+  std::istringstream in(exposition);
+  std::string out, line;
+  while (std::getline(in, line)) {
+    bool keep = true;
+    for (const char* family : kLeftOut)
+      if (line.starts_with(family)) keep = false;
+    if (keep) out += line + "\n";
+  }
+  return out;
+}
 
 TEST_F(InClusterBinary, OnceReadsTheClusterWithTheServiceAccount) {
   Ran r = Once({}, /*in_pod=*/true);
@@ -104,6 +132,32 @@ TEST_F(InClusterBinary, OnceReadsTheClusterWithTheServiceAccount) {
     EXPECT_EQ(q.user, kUserOne) << q.path;
     EXPECT_NE(q.status, 401) << q.path;
   }
+}
+
+TEST_F(InClusterBinary, ReadsExportersByPodIpAndPublishesWhatTheProxyPathDoes) {
+  Ran direct = Once({}, /*in_pod=*/true);
+  ASSERT_EQ(direct.code, 0) << direct.err;
+  EXPECT_THAT(direct.err, HasSubstr("scrape_path=direct"));
+  EXPECT_EQ(server_->CountRequests("proxy"), 0u) << "the apiserver carried exporter bodies";
+  const size_t served = exporters_->served();
+  EXPECT_GT(served, 0u);
+  EXPECT_THAT(direct.out, HasSubstr("gpuattr_exporter_up{cluster=\"in-cluster\""));
+
+  server_->ResetRequests();
+  // The exporters' body sequences start over: the proxy run reads the bytes the direct one read.
+  auto scenario = LoadScenario(FixturePath("scenarios/basic"));
+  ASSERT_TRUE(scenario.ok());
+  for (const auto& [key, bodies] : scenario->exporter_bodies) {
+    const size_t slash = key.find('/'), colon = key.rfind(':');
+    server_->SetExporterBodies(key.substr(0, slash), key.substr(slash + 1, colon - slash - 1),
+                               std::stoi(key.substr(colon + 1)), bodies);
+  }
+  Ran proxy = Once({"--scrape.path", "proxy"}, /*in_pod=*/true);
+  ASSERT_EQ(proxy.code, 0) << proxy.err;
+  EXPECT_THAT(proxy.err, HasSubstr("scrape_path=proxy"));
+  EXPECT_GT(server_->CountRequests("proxy"), 0u);
+  EXPECT_EQ(exporters_->served(), served);
+  EXPECT_EQ(Comparable(direct.out), Comparable(proxy.out));  // gtest prints the diff
 }
 
 TEST_F(InClusterBinary, ClusterNameLabelsTheCluster) {
@@ -132,7 +186,7 @@ TEST_F(InClusterBinary, AMissingTokenIsNamed) {
 
 TEST_F(InClusterBinary, ARotatedTokenIsPickedUpWithoutARestart) {
   Child c = SpawnChild({kBinary, "--interval", "1s", "--web.listen-address", "127.0.0.1:0",
-                        "--state.file", (dir_ / "state.json").string()},
+                        "--scrape.path", "proxy", "--state.file", (dir_ / "state.json").string()},
                        Env(/*in_pod=*/true), dir_);
   ASSERT_GT(c.pid, 0);
   auto wait_for = [&](auto done, std::chrono::seconds limit) {

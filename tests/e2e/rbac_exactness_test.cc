@@ -1,9 +1,11 @@
 // RBAC exactness: the gpuattr binary runs against the fake apiserver for every fixture scenario;
 // every request in the server's log must be allowed by the ClusterRole in
-// config/kubernetes/base/clusterrole.yaml, and every grant of that ClusterRole (each verb on each
-// resource, each verb on each non-resource URL) must be used by some scenario. The requests are
-// turned into RBAC attributes (API group, resource, subresource, verb, or non-resource path) the
-// way the apiserver's request-info parser does, and matched by a small rule evaluator.
+// config/kubernetes/base/clusterrole.yaml (read through the proxies), or, reading directly, by
+// the one of config/kubernetes/components/direct (no proxy rights), and every grant of that
+// ClusterRole (each verb on each resource, each verb on each non-resource URL) must be used by some
+// scenario. The requests are turned into RBAC attributes (API group, resource, subresource, verb,
+// or non-resource path) the way the apiserver's request-info parser does, and matched by a small
+// rule evaluator.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -11,9 +13,11 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <sstream>
 
+#include "support/direct_exporters.h"
 #include "support/fake_apiserver.h"
 #include "support/paths.h"
 #include "support/subprocess.h"
@@ -167,9 +171,12 @@ TEST(RbacEvaluator, ClassifiesRequestsAsTheApiserverDoes) {
   EXPECT_FALSE(Allows(url, Classify("GET", "/apis", "")));
 }
 
-TEST(RbacExactness, EveryRequestIsAllowedAndEveryGrantIsUsed) {
-  const std::vector<Rule> rules =
-      LoadClusterRole(SourceDir() / "config" / "kubernetes" / "base" / "clusterrole.yaml");
+// Runs gpuattr --once against every fixture scenario and checks every request against the role
+// in `role_file`: each is allowed, and each grant is used by some scenario. `direct`: the pods
+// have addresses and their exporters listen there, and gpuattr reads them directly
+// (docs/deploy.md#direct-scraping).
+void ExpectExactness(const fs::path& role_file, bool direct) {
+  const std::vector<Rule> rules = LoadClusterRole(role_file);
   ASSERT_FALSE(rules.empty());
   std::set<std::string> used;
   size_t requests = 0;
@@ -181,18 +188,25 @@ TEST(RbacExactness, EveryRequestIsAllowedAndEveryGrantIsUsed) {
     SCOPED_TRACE(name);
     auto sc = LoadScenario(FixturePath("scenarios/" + name));
     ASSERT_TRUE(sc.ok()) << sc.error().message;
+    std::optional<DirectExporters> exporters;
+    if (direct) exporters.emplace(*sc);
     FakeApiServer server(std::move(*sc));
     ASSERT_TRUE(server.Start().ok());
+    if (exporters) {
+      ASSERT_TRUE(exporters->Start(server).ok());
+    }
     char tmpl[] = "/tmp/gpuattr-rbac-XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     const fs::path dir = tmpl;
     ASSERT_TRUE(server.WriteKubeconfig(dir / "kubeconfig").ok());
-    Child c = SpawnChild(
-        {GPUATTR_BINARY_DIR "/gpuattr", "--once", "--kubeconfig", (dir / "kubeconfig").string(),
-         "--state.file", (dir / "state.json").string(), "--log.level", "error"},
-        EnvironmentWithout({}), dir);
+    Child c =
+        SpawnChild({GPUATTR_BINARY_DIR "/gpuattr", "--once", "--kubeconfig",
+                    (dir / "kubeconfig").string(), "--state.file", (dir / "state.json").string(),
+                    "--log.level", "error", "--scrape.path", direct ? "direct" : "proxy"},
+                   EnvironmentWithout({}), dir);
     const int code = WaitChild(c.pid, 60s);
     EXPECT_TRUE(code == 0 || code == 1) << code << SlurpFile(c.err);
+    if (exporters) exporters->Stop();
     server.Stop();  // ends the watches: the log is complete
     for (const RequestRecord& r : server.Requests()) {
       ++requests;
@@ -218,6 +232,21 @@ TEST(RbacExactness, EveryRequestIsAllowedAndEveryGrantIsUsed) {
   for (const std::string& grant : Grants(rules))
     EXPECT_TRUE(used.count(grant))
         << "the ClusterRole grants \"" << grant << "\", which no scenario uses";
+}
+
+TEST(RbacExactness, EveryRequestIsAllowedAndEveryGrantIsUsed) {
+  ExpectExactness(SourceDir() / "config" / "kubernetes" / "base" / "clusterrole.yaml",
+                  /*direct=*/false);
+}
+
+// The direct variant's role (components/direct) has no proxy rights, and needs none.
+TEST(RbacExactness, DirectVariantNeedsNoProxyRights) {
+  const fs::path role =
+      SourceDir() / "config" / "kubernetes" / "components" / "direct" / "clusterrole.yaml";
+  for (const Rule& r : LoadClusterRole(role))
+    for (const std::string& res : r.resources)
+      EXPECT_FALSE(res.ends_with("/proxy")) << "the direct role grants " << res;
+  ExpectExactness(role, /*direct=*/true);
 }
 
 }  // namespace

@@ -310,6 +310,54 @@ bool ParseWatchFlag(const httplib::Request& req) {
   return w == "1" || w == "true" || w == "True";
 }
 
+struct PromReply {
+  int status = 200;
+  std::string body;
+};
+
+// A Prometheus-compatible API's answer to GET `path` (below the service root) with `query`: the
+// first matching answer, else an empty vector; buildinfo; 404 for other paths.
+PromReply AnswerPromQuery(const std::vector<PromAnswer>& answers, const std::string& path,
+                          const std::optional<std::string>& query) {
+  if (path == "/api/v1/status/buildinfo") {
+    json info = {{"status", "success"},
+                 {"data",
+                  {{"version", "2.42.0"},
+                   {"revision", "fake"},
+                   {"branch", "HEAD"},
+                   {"goVersion", "go1.19.8"}}}};
+    return {200, info.dump()};
+  }
+  if (path != "/api/v1/query") return {404, "404 page not found\n"};
+  if (!query) {
+    json err = {{"status", "error"},
+                {"errorType", "bad_data"},
+                {"error", "invalid parameter \"query\": query is empty"}};
+    return {400, err.dump()};
+  }
+  for (const auto& a : answers) {
+    bool hit = false;
+    switch (a.match) {
+      case PromAnswer::Match::kExact:
+        hit = *query == a.pattern;
+        break;
+      case PromAnswer::Match::kContains:
+        hit = query->find(a.pattern) != std::string::npos;
+        break;
+      case PromAnswer::Match::kRegex:
+        try {
+          hit = std::regex_search(*query, std::regex(a.pattern));
+        } catch (const std::regex_error&) {
+        }
+        break;
+    }
+    if (hit) return {a.status, a.body};
+  }
+  json empty = {{"status", "success"},
+                {"data", {{"resultType", "vector"}, {"result", json::array()}}}};
+  return {200, empty.dump()};
+}
+
 }  // namespace
 
 // =============================================================================================
@@ -1216,6 +1264,15 @@ struct FakeApiServer::Impl {
     port = parts.size() > 1 ? parts[1] : "";
   }
 
+  // The next body of an exporter's sequence (the last one repeats, or the sequence loops).
+  std::string TakeBodyLocked(ExporterState& e) {
+    std::string body = scenario.loop_body_sequences
+                           ? e.bodies[e.served % e.bodies.size()]
+                           : e.bodies[std::min(e.served, e.bodies.size() - 1)];
+    ++e.served;
+    return body;
+  }
+
   void SendPodProxy(Ctx& c, const Route& r) {
     std::string name, port;
     SplitProxyTarget(r.name, name, port);
@@ -1256,10 +1313,7 @@ struct FakeApiServer::Impl {
         c.res.set_content("404 page not found\n", "text/plain; charset=utf-8");
         return;
       }
-      auto& e = it->second;
-      body = scenario.loop_body_sequences ? e.bodies[e.served % e.bodies.size()]
-                                          : e.bodies[std::min(e.served, e.bodies.size() - 1)];
-      ++e.served;
+      body = TakeBodyLocked(it->second);
     }
     SendBody(c, 200, std::move(body), "text/plain; version=0.0.4; charset=utf-8");
   }
@@ -1275,71 +1329,45 @@ struct FakeApiServer::Impl {
       if (!svc)
         return SendStatus(c, 404, "services \"" + name + "\" not found",
                           {{"name", name}, {"kind", "services"}});
-      // A port may be given by number or by name: try both spellings.
-      std::set<std::string> spellings = {port};
-      for (const auto& p : (*svc)["spec"].value("ports", json::array())) {
-        std::string num = p.contains("port") ? p["port"].dump() : "";
-        std::string pname = p.value("name", "");
-        if (port.empty() || port == num || port == pname) {
-          spellings.insert(num);
-          if (!pname.empty()) spellings.insert(pname);
-        }
-      }
-      for (const auto& s : spellings) {
-        auto it = prometheus.find(ExporterKey(r.ns, name, s));
-        if (it != prometheus.end()) {
-          copy = it->second;
-          answers = &copy;
-          break;
-        }
+      if (const auto* found = FindAnswersLocked(r.ns, name, port)) {
+        copy = *found;
+        answers = &copy;
       }
     }
     if (!answers)
       return SendStatus(c, 503,
                         "error trying to reach service: dial tcp 10.96.0.10:" + port +
                             ": connect: connection refused");
-    if (r.proxy_path == "/api/v1/status/buildinfo") {
-      json info = {{"status", "success"},
-                   {"data",
-                    {{"version", "2.42.0"},
-                     {"revision", "fake"},
-                     {"branch", "HEAD"},
-                     {"goVersion", "go1.19.8"}}}};
-      return SendBody(c, 200, info.dump(), "application/json");
-    }
-    if (r.proxy_path != "/api/v1/query") {
+    std::optional<std::string> query;
+    if (c.req.has_param("query")) query = c.req.get_param_value("query");
+    PromReply reply = AnswerPromQuery(*answers, r.proxy_path, query);
+    if (reply.status == 404) {
       c.res.status = 404;
-      c.res.set_content("404 page not found\n", "text/plain; charset=utf-8");
+      c.res.set_content(reply.body, "text/plain; charset=utf-8");
       return;
     }
-    if (!c.req.has_param("query")) {
-      json err = {{"status", "error"},
-                  {"errorType", "bad_data"},
-                  {"error", "invalid parameter \"query\": query is empty"}};
-      return SendBody(c, 400, err.dump(), "application/json");
-    }
-    std::string query = c.req.get_param_value("query");
-    for (const auto& a : *answers) {
-      bool hit = false;
-      switch (a.match) {
-        case PromAnswer::Match::kExact:
-          hit = query == a.pattern;
-          break;
-        case PromAnswer::Match::kContains:
-          hit = query.find(a.pattern) != std::string::npos;
-          break;
-        case PromAnswer::Match::kRegex:
-          try {
-            hit = std::regex_search(query, std::regex(a.pattern));
-          } catch (const std::regex_error&) {
-          }
-          break;
+    SendBody(c, reply.status, std::move(reply.body), "application/json");
+  }
+
+  // The answers of ns/service:port under any spelling of the port (number or name), as the
+  // service proxy finds them; null when none.
+  const std::vector<PromAnswer>* FindAnswersLocked(const std::string& ns, const std::string& name,
+                                                   const std::string& port) {
+    auto svc = GetLocked("services", ns, name, "");
+    if (!svc) return nullptr;
+    std::set<std::string> spellings = {port};
+    for (const auto& p : (*svc)["spec"].value("ports", json::array())) {
+      std::string num = p.contains("port") ? p["port"].dump() : "";
+      std::string pname = p.value("name", "");
+      if (port.empty() || port == num || port == pname) {
+        spellings.insert(num);
+        if (!pname.empty()) spellings.insert(pname);
       }
-      if (hit) return SendBody(c, a.status, a.body, "application/json");
     }
-    json empty = {{"status", "success"},
-                  {"data", {{"resultType", "vector"}, {"result", json::array()}}}};
-    SendBody(c, 200, empty.dump(), "application/json");
+    for (const auto& sp : spellings)
+      if (auto it = prometheus.find(ExporterKey(ns, name, sp)); it != prometheus.end())
+        return &it->second;
+    return nullptr;
   }
 };
 
@@ -1586,6 +1614,29 @@ void FakeApiServer::SetExporterBodies(const std::string& ns, const std::string& 
                                       std::vector<std::string> bodies) {
   std::lock_guard lk(impl_->mu);
   impl_->exporters[ExporterKey(ns, pod, std::to_string(port))] = {std::move(bodies), 0};
+}
+
+std::optional<std::pair<int, std::string>> FakeApiServer::AnswerQuery(
+    const std::string& ns, const std::string& service, const std::string& port,
+    const std::string& path, const std::optional<std::string>& query) {
+  std::vector<PromAnswer> answers;
+  {
+    std::lock_guard lk(impl_->mu);
+    const auto* found = impl_->FindAnswersLocked(ns, service, port);
+    if (!found) return std::nullopt;
+    answers = *found;
+  }
+  PromReply reply = AnswerPromQuery(answers, path, query);
+  return std::pair(reply.status, std::move(reply.body));
+}
+
+std::optional<std::string> FakeApiServer::NextExporterBody(const std::string& ns,
+                                                           const std::string& pod,
+                                                           const std::string& port) {
+  std::lock_guard lk(impl_->mu);
+  auto it = impl_->exporters.find(ExporterKey(ns, pod, port));
+  if (it == impl_->exporters.end() || it->second.bodies.empty()) return std::nullopt;
+  return impl_->TakeBodyLocked(it->second);
 }
 
 void FakeApiServer::RemoveExporter(const std::string& ns, const std::string& pod, int port) {

@@ -110,6 +110,18 @@ class FakeApiServer {
   void SetExporterBodies(const std::string& ns, const std::string& pod, int port,
                          std::vector<std::string> bodies);
   void RemoveExporter(const std::string& ns, const std::string& pod, int port);  // then: 503
+  // The body the pod proxy would serve next for ns/pod:port (and counted as served), or nullopt
+  // when it serves none: the direct listeners (support/direct_exporters.h) serve the same.
+  std::optional<std::string> NextExporterBody(const std::string& ns, const std::string& pod,
+                                              const std::string& port);
+  // What the service proxy would answer for GET `path` (below the service root) with `query` on
+  // ns/service:port (a number or a port name): status and body, or nullopt when the service has
+  // no answers. The direct listeners serve the same at the Service's ClusterIP.
+  std::optional<std::pair<int, std::string>> AnswerQuery(const std::string& ns,
+                                                         const std::string& service,
+                                                         const std::string& port,
+                                                         const std::string& path,
+                                                         const std::optional<std::string>& query);
   void SetPromAnswers(const std::string& ns, const std::string& service, const std::string& port,
                       std::vector<PromAnswer> answers);
   void AddFault(FaultRule rule);

@@ -456,6 +456,39 @@ TEST_F(DeployManifests, GrafanaDashboardsComponentCarriesEveryDashboard) {
   EXPECT_GE(files, 8u);
 }
 
+// docs/deploy.md#direct-scraping: the direct variant is the base with a ClusterRole that has no
+// proxy rights; everything else is the base's. The component combines with the sharded overlay.
+TEST_F(DeployManifests, DirectVariantDropsTheProxyRightsOnly) {
+  const auto docs = Kustomize(Dir("overlays/direct"));
+  EXPECT_EQ(Kinds(docs), kBaseKinds);
+  const YAML::Node role = One(docs, "ClusterRole");
+  const YAML::Node file =
+      YAML::LoadFile((Dir() / "components" / "direct" / "clusterrole.yaml").string());
+  EXPECT_TRUE(Same(role["rules"], file["rules"])) << ToYaml(role["rules"]);
+  EXPECT_EQ(Str(role["metadata"]["name"]), Str(file["metadata"]["name"]));
+  for (const auto& rule : role["rules"])
+    for (const auto& res : rule["resources"])
+      EXPECT_FALSE(res.as<std::string>().ends_with("/proxy")) << res.as<std::string>();
+  // The base's rules but the proxy one, in the same order.
+  const auto base = Kustomize(Dir());
+  YAML::Node want(YAML::NodeType::Sequence);
+  for (const auto& rule : One(base, "ClusterRole")["rules"]) {
+    bool proxy = false;
+    for (const auto& res : rule["resources"]) proxy |= res.as<std::string>().ends_with("/proxy");
+    if (!proxy) want.push_back(rule);
+  }
+  EXPECT_TRUE(Same(role["rules"], want)) << "the direct role drifted from the base's:\n"
+                                         << ToYaml(want);
+  for (const auto& d : docs) {
+    const std::string kind = Str(d["kind"]);
+    if (kind == "ClusterRole") continue;
+    EXPECT_TRUE(Same(d, One(base, kind))) << kind << " differs from the base's";
+  }
+
+  const auto sharded = KustomizeWith("overlays/sharded", {"components/direct"});
+  EXPECT_TRUE(Same(One(sharded, "ClusterRole")["rules"], file["rules"]));
+}
+
 // --- The ClusterRole file itself (no kubectl needed).
 
 std::set<std::string> Strings(const YAML::Node& seq) {

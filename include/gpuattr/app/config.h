@@ -76,9 +76,25 @@ struct LimitsConfig {
   bool operator==(const LimitsConfig&) const = default;
 };
 
+// How exporter bodies are read (docs/deploy.md#direct-scraping): through the apiserver's pod and
+// service proxies, or directly by pod IP and ClusterIP; auto: directly in the cluster (in-cluster
+// mode), through the proxies on a workstation.
+enum class ScrapePath { kAuto, kDirect, kProxy };
+Result<ScrapePath> ParseScrapePath(std::string_view text);  // "auto", "direct", "proxy"
+
+// HTTPS exporters read directly (prometheus.io/scheme: https): the CA that signed their
+// certificates (system CAs when empty) and the name to check in them (the pod IP when empty).
+struct ScrapeTlsConfig {
+  std::string ca_file;
+  std::string server_name;
+  bool operator==(const ScrapeTlsConfig&) const = default;
+};
+
 struct ScrapeConfig {
   int concurrency = 0;
   milliseconds timeout{};
+  ScrapePath path{};
+  ScrapeTlsConfig tls;
   LimitsConfig limits;
   bool operator==(const ScrapeConfig&) const = default;
 };

@@ -44,6 +44,10 @@ struct KubeSessionOptions {
   std::shared_ptr<ledger::StateFile> state_file;
   // Tests: sees each cycle's input before the stages run (the daemon keeps none of it).
   std::function<void(const CycleInput&)> observe_input;
+  // Exporters and query APIs are read directly by pod IP and ClusterIP (scrape.path direct, or
+  // auto in the cluster: docs/deploy.md#direct-scraping), else through the apiserver's proxies.
+  bool direct = false;
+  scrape::DirectOptions direct_options;
   // This process's shard (--shard/--total-shards or --pod): discovery and the stages see only
   // the shard's share of the objects (kube::ShardObjects), readings only of its nodes.
   kube::Shard shard;

@@ -36,6 +36,14 @@ Result<std::vector<LabelledConnection>> ClusterConnections(const Config& config,
                                                            const kube::KubeconfigSource& source,
                                                            const kube::InClusterEnv& env);
 
+// Whether a cluster's exporters are read directly (docs/deploy.md#direct-scraping): scrape.path
+// direct, or auto in the cluster (in-cluster mode). Pure.
+bool ScrapesDirectly(ScrapePath path, bool in_cluster);
+
+// The direct reads' TLS settings: scrape.tls.ca_file read and checked (an error names the key and
+// the file), scrape.tls.server_name.
+Result<scrape::DirectOptions> DirectOptionsFromConfig(const ScrapeConfig& scrape);
+
 // Errors (unreadable kubeconfig, unknown context, bad credentials setup) name the file or context.
 Result<SessionList> MakeKubeSessions(const Config& config);
 

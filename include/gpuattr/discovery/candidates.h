@@ -24,6 +24,10 @@ struct Candidate {
   std::string uid;  // the pod's uid: a replaced pod with the same name is a new candidate
   std::string resource_version;  // the pod's: an untrusted verdict lasts while it is unchanged
   std::string node;              // spec.nodeName
+  // Where a direct scrape goes (docs/deploy.md#direct-scraping): the pod's status.podIP ("" until
+  // it has one) and "https" when its prometheus.io/scheme annotation says so, else "http".
+  std::string ip;
+  std::string scheme = "http";
   int32_t port = 0;
   std::string port_source;  // "annotation", "named metrics", "named http", "8000", "first", "pin"
   Role role = Role::kExporter;

@@ -55,6 +55,9 @@ struct QueryApiCandidate {
   std::string service;
   std::string port;         // as put in the URL: a number, or a pin's port name
   int32_t port_number = 0;  // 0 when a pin names a port the service does not list
+  // The Service's spec.clusterIP, where a direct read goes in the cluster ("" unknown, "None"
+  // headless: such a service is read through the service proxy only).
+  std::string cluster_ip;
   std::string port_source;  // "named http-web", "9090", "named http", "only port", "pin"
   QueryApiFlavor flavor = QueryApiFlavor::kPrometheus;
   bool pinned = false;

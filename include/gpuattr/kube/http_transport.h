@@ -35,6 +35,9 @@ struct TransportOptions {
   size_t max_idle_clients = 8;
   std::chrono::milliseconds exec_timeout{30000};
   std::string user_agent = "gpuattr";
+  // Who error messages name: "" → `cluster "<context>"`; a direct scrape's transport names its
+  // pod ("pod ns/name").
+  std::string subject;
   // Reads the proxy variables; std::getenv when empty (tests pass their own environment).
   std::function<const char*(const char*)> getenv;
 };

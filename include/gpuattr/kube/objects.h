@@ -67,6 +67,10 @@ struct Pod {
   std::string resource_version;
   std::string node_name;  // empty until scheduled
   std::string phase;      // Pending, Running, Succeeded, Failed, Unknown
+  // status.podIP (IPv4 or IPv6, unbracketed): where a direct scrape goes
+  // (docs/deploy.md#direct-scraping). Empty until the pod has one. Only ever taken from the watched
+  // object, never from a body.
+  std::string ip;
   int64_t creation_unix = 0;
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;  // only prometheus.io/* ones are kept
@@ -109,6 +113,8 @@ struct Service {
   std::string resource_version;
   std::map<std::string, std::string> labels;
   std::vector<ServicePort> ports;
+  // spec.clusterIP: "None" for a headless service, empty when not set.
+  std::string cluster_ip;
 
   std::string Key() const { return namespace_ + "/" + name; }
 };

@@ -33,6 +33,25 @@ struct Fetch {
   uint64_t bytes = 0;  // body bytes received (0 when the transport gave up)
 };
 
+// Where one GET goes. Through the apiserver: `proxy_path`, a pod or service proxy path. Directly
+// (docs/deploy.md#direct-scraping): scheme://host:port and the part of proxy_path after "/proxy",
+// the host being the pod's IP or the Service's ClusterIP from the watched object, never from a
+// body.
+struct FetchTarget {
+  std::string proxy_path;  // "/api/v1/namespaces/NS/pods/NAME:PORT/proxy/metrics"
+  std::string scheme = "http";
+  std::string host;  // IPv4 or IPv6 (unbracketed); "" when the object has none
+  int32_t port = 0;
+  // Why there is no host ("pod ns/p has no IP yet"): a direct read is then skipped with it.
+  std::string no_host_reason;
+  std::string what;  // "pod ns/name", "service ns/name": who the messages name
+};
+
+// "http://10.0.0.7:9400", "https://[fd00::7]:9400" (IPv6 bracketed).
+std::string DirectBaseUrl(std::string_view scheme, std::string_view host, int32_t port);
+// The path the proxy forwards: "/metrics" of ".../pods/p:9400/proxy/metrics", with its query.
+std::string ForwardedPath(std::string_view proxy_path);
+
 struct FetchOptions {
   std::chrono::milliseconds timeout{15000};
   size_t max_body_bytes = 16u << 20;
@@ -42,12 +61,34 @@ struct FetchOptions {
 class Fetcher {
  public:
   virtual ~Fetcher() = default;
-  // One GET of an apiserver path (a pod or service proxy path). Never throws.
-  virtual Fetch Get(const std::string& path, const FetchOptions& options) = 0;
+  // One GET of `target`, through the apiserver or directly, as the fetcher does. Never throws.
+  virtual Fetch Get(const FetchTarget& target, const FetchOptions& options) = 0;
+  // Shutdown: aborts the GETs in flight and fails later ones at once. Callable from any thread.
+  virtual void Cancel() {}
 };
 
-// GETs through `client`, one attempt each (a scrape is one GET per interval).
+// GETs target.proxy_path through `client`, one attempt each (a scrape is one GET per interval).
 std::unique_ptr<Fetcher> MakeApiFetcher(std::shared_ptr<kube::ApiClient> client);
+
+// How direct GETs are made (docs/deploy.md#direct-scraping): no credentials, no proxy; https
+// targets are verified against `ca_pem` (system CAs when empty) and `server_name` (the target's
+// IP when empty), unless insecure_skip_verify.
+struct DirectOptions {
+  std::string ca_pem;
+  std::string ca_file;  // where ca_pem came from, for messages
+  std::string server_name;
+  bool insecure_skip_verify = false;
+  // Idle keep-alive connections kept over all targets (one per target at most; never more than
+  // half the process's open-file limit): a 1,000-node cluster keeps one per exporter between
+  // cycles, as Prometheus does.
+  size_t max_idle_connections = 1024;
+};
+
+// GETs scheme://host:port/path directly, one keep-alive connection per target, with the same
+// timeouts and body caps as the proxy fetcher. A target without a host is not fetched: its
+// Fetch carries no_host_reason. Connection refused and connect timeouts name the NetworkPolicy
+// that likely causes them.
+std::unique_ptr<Fetcher> MakeDirectFetcher(DirectOptions options);
 
 // "/api/v1/namespaces/NS/pods/NAME:PORT/proxy/metrics"
 std::string ProxyMetricsPath(std::string_view ns, std::string_view pod, int32_t port);
