@@ -124,10 +124,9 @@ TEST(NodeShape, HamiRegistrationInBothFormats) {
 }
 
 TEST(NodeShape, MalformedHamiRegistrationIsNamedNotGuessed) {
-  for (const std::string bad :
-       {"", "[]", "[{\"id\":\"GPU-a\"}]", "[{\"id\":\"GPU-a\",\"count\":0}]", "{not json",
-        "GPU-a,ten,1,1,x,0,true:", "GPU-a,10,1,1,x,0,true",
-        "GPU-a:", ",10,1:", "[{\"id\":\"GPU-a\",\"count\":99999999}]"}) {
+  for (const char* bad : {"", "[]", "[{\"id\":\"GPU-a\"}]", "[{\"id\":\"GPU-a\",\"count\":0}]",
+                          "{not json", "GPU-a,ten,1,1,x,0,true:", "GPU-a,10,1,1,x,0,true",
+                          "GPU-a:", ",10,1:", "[{\"id\":\"GPU-a\",\"count\":99999999}]"}) {
     NodeShape s = NodeShapeOf(NodeWith({}, {{"hami.io/node-nvidia-register", bad}}));
     EXPECT_EQ(s.kind, ShapeKind::kUnrecognised) << bad;
     EXPECT_EQ(s.replicas, 1) << bad;
