@@ -142,12 +142,14 @@ Weights Sharer::Allocation(size_t i) const {
   for (const PodDevice* l : links_[i]) {
     if (l->sharing == Sharing::kUnrequested) continue;  // the scheduler handed it nothing
     holders.push_back(l);
-    shared = shared || l->sharing == Sharing::kTimeSliced;
+    shared = shared || attribution::IsShared(l->sharing);
   }
   Weights w = holders.empty() ? DraHolders(i) : Weights{};
   for (const PodDevice* l : holders) {
     double x = 1.0 / static_cast<double>(holders.size());
-    if (shared && r > 1) {
+    if (l->sharing == Sharing::kHami) {
+      x = l->share;  // its fraction of the card (docs/design.md#node-shapes), not 1/r per slot
+    } else if (shared && r > 1) {
       const int64_t held = Replicas(l->pod, resource);
       const int on = linked_.at({d.id.node, resource}).at(l->pod);
       x = held > 0 ? static_cast<double>(held) / on / static_cast<double>(r)
@@ -155,7 +157,9 @@ Weights Sharer::Allocation(size_t i) const {
     }
     w.emplace_back(l->pod, x);
   }
-  if (r > 1) AddPool(i, r, w);
+  // HAMi pods are all placed by their annotation: no pool of unplaced replicas there.
+  if (r > 1 && (!node || attribution::NodeShapeOf(*node).kind != attribution::ShapeKind::kHami))
+    AddPool(i, r, w);
   Normalise(w);
   return w;
 }

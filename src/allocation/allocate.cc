@@ -7,6 +7,7 @@
 #include "gpuattr/allocation/nodes.h"
 #include "gpuattr/allocation/pending.h"
 #include "gpuattr/allocation/resources.h"
+#include "gpuattr/attribution/node_shape.h"
 
 namespace gpuattr::allocation {
 namespace {
@@ -85,6 +86,11 @@ Allocation Allocate(const AllocationInput& input) {
 
   NodeView nodes = BuildNodes(objects, input.attribution, dra, out.pods);
   out.nodes = std::move(nodes.nodes);
+  for (const NodeAllocation& n : out.nodes)
+    if (const kube::Node* node = objects.FindNode(n.node)) {
+      const std::string text = attribution::UnrecognisedText(attribution::NodeShapeOf(*node));
+      if (!text.empty()) out.shape_notes.push_back("node " + n.node + ": " + text);
+    }
   out.node_resources = std::move(nodes.node_resources);
 
   std::map<kube::PodId, bool> idle;
@@ -101,8 +107,10 @@ Allocation Allocate(const AllocationInput& input) {
         if (auto held = Held(pod, all, all_dra)) all_holders.push_back(std::move(*held));
     const NodeView all_nodes = BuildNodes(all, input.attribution, all_dra, all_holders);
     offer = SummariseOffer(all_nodes.node_resources, all_dra, all_holders, idle);
+    offer.gpu_slices = GpuSlicesOffered(all);
   } else {
     offer = SummariseOffer(out.node_resources, dra, out.pods, idle);
+    if (!unscheduled.empty()) offer.gpu_slices = GpuSlicesOffered(objects);
   }
   offer.idle_scope = input.idle_scope;
   for (Unscheduled& u : unscheduled) {

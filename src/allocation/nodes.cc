@@ -5,6 +5,7 @@
 #include <set>
 
 #include "gpuattr/allocation/resources.h"
+#include "gpuattr/attribution/node_shape.h"
 
 namespace gpuattr::allocation {
 namespace {
@@ -149,6 +150,19 @@ void AddResourceSeries(const std::string& name, const NodeResources& offered,
   }
 }
 
+// A node whose sharing labels gpuattr does not understand is counted as its resources say, but
+// never as more physical GPUs than the exporters saw cards there (docs/design.md#node-shapes).
+void CapUnrecognised(const kube::Node& node, const std::map<std::string_view, int64_t>& cards,
+                     NodeAllocation& n) {
+  if (attribution::NodeShapeOf(node).kind != attribution::ShapeKind::kUnrecognised) return;
+  auto it = cards.find(node.name);
+  if (it == cards.end() || !n.capacity || *n.capacity <= it->second) return;
+  const int64_t withheld = *n.capacity - *n.allocatable;
+  n.capacity = it->second;
+  n.allocatable = std::max<int64_t>(0, it->second - std::max<int64_t>(0, withheld));
+  n.unhealthy = *n.capacity - *n.allocatable;
+}
+
 }  // namespace
 
 NodeView BuildNodes(const kube::ClusterObjects& objects,
@@ -156,6 +170,8 @@ NodeView BuildNodes(const kube::ClusterObjects& objects,
                     const std::vector<PodRequest>& holders) {
   const HeldPerNode held = HeldByPods(holders, dra);
   const std::map<std::string_view, Seen> seen = SeenPerNode(attribution);
+  std::map<std::string_view, int64_t> cards;  // physical cards the exporters saw, per node
+  for (const attribution::Card& c : attribution.cards) ++cards[c.node];
   NodeView view;
   for (const std::string& name : GpuNodeNames(objects, attribution, dra)) {
     NodeAllocation n;
@@ -163,6 +179,7 @@ NodeView BuildNodes(const kube::ClusterObjects& objects,
     NodeResources offered;
     const kube::Node* node = objects.FindNode(name);
     if (node) offered = AddNodeObjectTotals(*node, Find(dra.node_devices, name), n);
+    if (node) CapUnrecognised(*node, cards, n);
     if (const ResourceCounts* devices = Find(held.devices, name))
       n.requested = HeldDevices(*devices);
     if (auto it = seen.find(name); it != seen.end()) {

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "gpuattr/allocation/resources.h"
+#include "gpuattr/attribution/node_shape.h"
 
 namespace gpuattr::allocation {
 namespace {
@@ -31,7 +32,22 @@ std::vector<std::pair<std::string, int64_t>> OfferedDevices(const Offer& offer) 
   return out;
 }
 
+// A profile asked for as nvidia.com/mig-<profile> where nodes offer those slices as
+// nvidia.com/gpu (mig.strategy=single, GKE partitions).
+std::optional<Hint> SlicesAsGpu(const std::string& resource, const Offer& offer) {
+  constexpr std::string_view kMig = "nvidia.com/mig-";
+  if (!resource.starts_with(kMig) || !IsDeviceResource(resource)) return std::nullopt;
+  auto it = offer.gpu_slices.find(resource.substr(kMig.size()));
+  if (it == offer.gpu_slices.end() || it->second <= 0) return std::nullopt;
+  const std::string message = "No node offers " + ShortResourceName(resource) +
+                              ". Nodes offer these slices as nvidia.com/gpu (one MIG profile per "
+                              "node): request nvidia.com/gpu there instead.";
+  return Hint{resource, "resource_not_offered", message,
+              message + " The cluster offers " + std::to_string(it->second) + " such slices."};
+}
+
 Hint NotOffered(const std::string& resource, const Offer& offer) {
+  if (auto hint = SlicesAsGpu(resource, offer)) return *hint;
   std::string message = "No node offers " + ShortResourceName(resource) + ".";
   std::string text = message;
   auto offered = OfferedDevices(offer);
@@ -114,6 +130,18 @@ Offer SummariseOffer(const std::vector<NodeResource>& node_resources, const DraV
       for (const auto& [resource, count] : *held) ++offer.idle_holders[resource];
   }
   return offer;
+}
+
+std::map<std::string, int64_t> GpuSlicesOffered(const kube::ClusterObjects& objects) {
+  std::map<std::string, int64_t> out;
+  for (const auto& [name, node] : objects.nodes) {
+    const attribution::NodeShape shape = attribution::NodeShapeOf(node);
+    if (!shape.UnitsAreSlices() || shape.slice_profile.empty()) continue;
+    auto it = node.allocatable.find("nvidia.com/gpu");
+    if (it == node.allocatable.end() || it->second <= 0) continue;
+    out[shape.slice_profile] += PhysicalDevices(node, "nvidia.com/gpu", it->second);
+  }
+  return out;
 }
 
 std::string DraWantResource(const DraWant& want) {

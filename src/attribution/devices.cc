@@ -78,6 +78,15 @@ void FillFromProcessExporter(const std::string& node, const NodeReadings& readin
   for (const auto& [d, bytes] : used) d->device.memory_used_bytes = bytes;
 }
 
+// What the node's labels say when the exporter does not (docs/design.md#node-shapes): the model
+// (GKE's accelerator label) and, where every nvidia.com/gpu unit is a slice of one profile
+// (mig.strategy=single, GKE partitions), the slices' profile.
+void FillFromShape(const NodeShape& shape, Device& dev) {
+  FillIfEmpty(dev.model, shape.model_hint);
+  if (dev.id.gpu_instance && shape.UnitsAreSlices())
+    FillIfEmpty(dev.mig_profile, shape.slice_profile);
+}
+
 void BuildDcgmDevices(const std::string& node, const NodeReadings& readings, Work& work) {
   for (const sources::DcgmRecord* r : readings.dcgm) {
     DeviceId id{node, r->device.gpu, r->device.gpu_instance};
@@ -118,6 +127,7 @@ void BuildDcgmDevices(const std::string& node, const NodeReadings& readings, Wor
       dev.memory_total_bytes = *used + *free_;
     // The card's power as this device's lines repeat it; SplitCardPower shares it out.
     for (const sources::DcgmRecord* r : d.dcgm) MaxInto(dev.power_watts, r->values.power_watts);
+    FillFromShape(readings.sharing.shape, dev);
   }
   if (!readings.process_devices.empty() || !readings.processes.empty())
     FillFromProcessExporter(node, readings, work);
@@ -139,6 +149,7 @@ void BuildProcessDevices(const std::string& node, const NodeReadings& readings, 
     dev.utilization = util;
     MaxInto(dev.power_watts, r->power_watts);  // the card's; SplitCardPower takes it from here
     MaxInto(dev.temperature_celsius, r->temperature_celsius);
+    FillFromShape(readings.sharing.shape, dev);
   }
   for (const sources::ProcessReading* p : readings.processes) {
     if (p->gpu.empty() && p->uuid.empty()) continue;

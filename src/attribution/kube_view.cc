@@ -36,6 +36,8 @@ bool RequestsAnyGpu(const kube::Pod& pod) {
 }
 
 int64_t ReplicasLabel(const kube::Node& node, std::string_view device_resource) {
+  // nvidia.com/gpu: the node shape's replicas (GKE's client count and HAMi's split count too).
+  if (device_resource == "nvidia.com/gpu") return NodeShapeOf(node).replicas;
   auto it = node.labels.find(std::string(device_resource) + ".replicas");
   if (it == node.labels.end()) return 1;
   int64_t replicas = 0;
@@ -53,8 +55,12 @@ NodeSharing NodeSharingOf(const kube::Node& node) {
     return amount;
   };
   NodeSharing out;
-  out.whole_gpus =
-      advertised(std::string(kGpu) + std::string(kShared)) > 0 || ReplicasLabel(node, kGpu) > 1;
+  const NodeShape shape = NodeShapeOf(node);
+  out.shared_as = shape.kind == ShapeKind::kHami ? Sharing::kHami
+                  : shape.mps_sharing            ? Sharing::kMps
+                                                 : Sharing::kTimeSliced;
+  out.shape = shape;
+  out.whole_gpus = advertised(std::string(kGpu) + std::string(kShared)) > 0 || shape.replicas > 1;
   bool mig_resources = false;
   for (const kube::ResourceList* list : {&node.capacity, &node.allocatable})
     for (const auto& [name, amount] : *list) {

@@ -9,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "gpuattr/attribution/hami.h"
 #include "gpuattr/attribution/kube_view.h"
 #include "gpuattr/attribution/work.h"
 #include "gpuattr/kube/dra_gpus.h"
@@ -107,7 +108,7 @@ void DcgmPodLinks(const NodeReadings& readings, const DeviceRange& devices, Work
         link.memory_used_bytes = d.memory_used_bytes;
         link.utilization = d.utilization;
       } else if (per_pod_values) {
-        link.sharing = Sharing::kTimeSliced;
+        link.sharing = readings.sharing.shared_as;
         link.memory_used_bytes = p.memory;
         link.utilization = p.utilization ? p.utilization : d.utilization;
         if (d.memory_total_bytes && *d.memory_total_bytes > 0) {
@@ -118,7 +119,7 @@ void DcgmPodLinks(const NodeReadings& readings, const DeviceRange& devices, Work
           link.share = 1.0 / static_cast<double>(k);
         }
       } else {
-        link.sharing = Sharing::kTimeSliced;
+        link.sharing = readings.sharing.shared_as;
         link.method = Method::kEvenSplit;
         link.share = 1.0 / static_cast<double>(k);
         if (d.memory_used_bytes) link.memory_used_bytes = *d.memory_used_bytes * link.share;
@@ -183,7 +184,7 @@ void ProcessPodLinks(const AttributionInput& input, const std::string& node,
       if (obj && !RequestsAnyGpu(*obj))
         link.sharing = Sharing::kUnrequested;
       else
-        link.sharing = alone ? ExclusiveSharing(d) : Sharing::kTimeSliced;
+        link.sharing = alone ? ExclusiveSharing(d) : readings.sharing.shared_as;
       if (alone) {
         link.share = 1;  // the only pod with processes on the device: it gets it whole
       } else if (u.memory && d.memory_total_bytes && *d.memory_total_bytes > 0) {
@@ -199,6 +200,51 @@ void ProcessPodLinks(const AttributionInput& input, const std::string& node,
   }
 }
 
+// HAMi (docs/design.md#node-shapes): the scheduler's annotation says which card each pod's
+// containers use and how much of it; a pod holds max(memory share, cores share) of the card.
+// Fractions unknown on a card (cores 0, card memory unknown) split that card evenly.
+void HamiPodLinks(const AttributionInput& input, const std::string& node, Work& work) {
+  std::map<DeviceWork*, std::map<kube::PodId, std::pair<double, double>>> by_device;
+  for (const auto& [key, pod] : input.objects.pods) {
+    if (pod.node_name != node || !HoldsGpuResources(pod)) continue;
+    auto a = pod.annotations.find(std::string(kHamiAllocatedAnnotation));
+    if (a == pod.annotations.end()) continue;
+    auto devices = ParseHamiAllocation(a->second);
+    if (!devices.ok()) continue;  // malformed: the pod is held to nothing it could not prove
+    for (const HamiDevice& h : *devices) {
+      DeviceWork* dw = MatchWholeGpu(work, node, h.uuid, "");
+      if (!dw) continue;
+      const std::optional<double>& total = dw->device.memory_total_bytes;
+      const double fraction = HamiFraction(h, total ? *total / 1048576.0 : 0);
+      auto [it, added] = by_device[dw].try_emplace(pod.Id(), 0.0, 0.0);
+      it->second.first = fraction < 0 || it->second.first < 0 ? -1 : it->second.first + fraction;
+      it->second.second += static_cast<double>(h.memory_mib) * 1048576.0;
+    }
+  }
+  for (auto& [dw, pods] : by_device) {
+    Device& d = dw->device;
+    d.pods = pods.size();
+    const bool known =
+        std::all_of(pods.begin(), pods.end(), [](const auto& p) { return p.second.first >= 0; });
+    std::vector<PodDevice*> links;
+    for (const auto& [id, held] : pods) {
+      PodDevice& link = work.links[{id, d.id}];
+      link.pod = id;
+      link.sharing = Sharing::kHami;
+      link.method = known ? Method::kDcgmPod : Method::kEvenSplit;
+      link.share = known ? std::min(1.0, held.first) : 1.0 / static_cast<double>(pods.size());
+      link.utilization = d.utilization;
+      if (held.second > 0)
+        link.memory_total_bytes = held.second;  // the memory HAMi lets the pod use
+      else if (d.memory_total_bytes)
+        link.memory_total_bytes = *d.memory_total_bytes * link.share;
+      links.push_back(&link);
+    }
+    NormaliseShares(links);
+    for (PodDevice* l : links) ApplyShare(d, *l);
+  }
+}
+
 }  // namespace
 
 void BuildPodLinks(const AttributionInput& input, Work& work) {
@@ -207,6 +253,11 @@ void BuildPodLinks(const AttributionInput& input, Work& work) {
   std::optional<kube::DraGpuIndex> dra;
   for (const auto& [node, readings] : work.nodes) {
     DeviceRange devices = DevicesOfNode(work, node);
+    if (readings.tier != Tier::kProcess && readings.sharing.shape.kind == ShapeKind::kHami) {
+      for (DeviceWork* dw : devices) dw->device.pods = 0;
+      HamiPodLinks(input, node, work);
+      continue;
+    }
     switch (readings.tier) {
       case Tier::kProcess:
         ProcessPodLinks(input, node, readings, devices, work);

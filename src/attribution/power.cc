@@ -1,12 +1,40 @@
 // Power: a card's power is counted once (the max over all its lines: MIG slices and time-sliced
 // pods repeat it), then split over the card's reported slices by compute size, so that device
 // power always sums to card power, and pods + unattributed always sum to node power.
+#include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <string>
 
+#include "gpuattr/attribution/node_shape.h"
 #include "gpuattr/attribution/work.h"
 
 namespace gpuattr::attribution {
+namespace {
+
+// Whether `token` appears in `model` as a whole word ("NVIDIA A30" has A30, "A3000" has not).
+bool HasToken(std::string_view model, std::string_view token) {
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  for (size_t at = model.find(token); at != std::string_view::npos;
+       at = model.find(token, at + 1)) {
+    const bool left = at == 0 || !word(model[at - 1]);
+    const size_t end = at + token.size();
+    const bool right = end == model.size() || !word(model[end]);
+    if (left && right) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+int ModelSliceCount(std::string_view model) {
+  std::string upper(model);
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (std::string_view seven : {"A100", "H100", "H200", "H800", "A800", "B200", "GH200", "GB200"})
+    if (HasToken(upper, seven)) return 7;
+  if (HasToken(upper, "A30")) return 4;
+  return 0;
+}
 
 int ComputeSize(std::string_view mig_profile) {
   size_t digits = 0;
@@ -32,9 +60,12 @@ void SplitCardPower(Work& work) {
     if (!slices.empty()) {
       int total = 0;
       for (const Device* s : slices) total += ComputeSize(s->mig_profile);
+      // GPU-equivalents g/G (G: the model's slice count, else Σg), so that a partly partitioned
+      // card's slices add up to less than 1; power is the card's, split by g/Σg.
+      const int slice_count = std::max(ModelSliceCount(c.card.model), total);
       for (Device* s : slices) {
         double fraction = static_cast<double>(ComputeSize(s->mig_profile)) / total;
-        s->gpu_equivalents = fraction;
+        s->gpu_equivalents = static_cast<double>(ComputeSize(s->mig_profile)) / slice_count;
         s->power_watts = power ? std::optional<double>(*power * fraction) : std::nullopt;
       }
       // A whole-card line beside slices describes the parent, not another device's share.

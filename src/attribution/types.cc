@@ -18,6 +18,10 @@ std::string_view SharingName(Sharing sharing) {
       return "time_sliced";
     case Sharing::kUnrequested:
       return "unrequested";
+    case Sharing::kMps:
+      return "mps";
+    case Sharing::kHami:
+      return "hami";
   }
   return "unknown";
 }

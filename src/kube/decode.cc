@@ -87,7 +87,12 @@ std::map<std::string, std::string> StringMap(JsonValue obj, std::string_view key
   return out;
 }
 
-bool IsPrometheusAnnotation(std::string_view key) { return StartsWith(key, "prometheus.io/"); }
+// Pods: prometheus.io/* (discovery) and HAMi's device assignment (docs/design.md#node-shapes).
+bool IsKeptPodAnnotation(std::string_view key) {
+  return StartsWith(key, "prometheus.io/") || key == "hami.io/vgpu-devices-allocated";
+}
+// Nodes: HAMi's registration of the node's cards (docs/design.md#node-shapes).
+bool IsKeptNodeAnnotation(std::string_view key) { return key == "hami.io/node-nvidia-register"; }
 
 // A resource map (requests, limits, capacity, allocatable): extended resources only.
 ResourceList Resources(JsonValue obj, std::string_view key, const std::string& path) {
@@ -256,7 +261,7 @@ Result<Pod> DecodePod(JsonValue j) {
     if (auto meta = Object(j, "metadata", "")) {
       p.creation_unix = Timestamp(*meta, "creationTimestamp", "metadata");
       p.labels = StringMap(*meta, "labels", "metadata");
-      p.annotations = StringMap(*meta, "annotations", "metadata", IsPrometheusAnnotation);
+      p.annotations = StringMap(*meta, "annotations", "metadata", IsKeptPodAnnotation);
       if (auto owners = Array(*meta, "ownerReferences", "metadata")) {
         for (size_t i = 0; JsonValue o : owners->Elements()) {
           std::string path = Index("metadata.ownerReferences", i++);
@@ -333,7 +338,10 @@ Result<Node> DecodeNode(JsonValue j) {
     n.name = std::move(m.name);
     n.uid = std::move(m.uid);
     n.resource_version = std::move(m.resource_version);
-    if (auto meta = Object(j, "metadata", "")) n.labels = StringMap(*meta, "labels", "metadata");
+    if (auto meta = Object(j, "metadata", "")) {
+      n.labels = StringMap(*meta, "labels", "metadata");
+      n.annotations = StringMap(*meta, "annotations", "metadata", IsKeptNodeAnnotation);
+    }
     if (auto spec = Object(j, "spec", "")) n.unschedulable = Bool(*spec, "unschedulable", "spec");
     if (auto status = Object(j, "status", "")) {
       n.capacity = Resources(*status, "capacity", "status");

@@ -38,6 +38,9 @@ ClusterRow MakeClusterRow(const model::ClusterSnapshot& c, double now) {
   r.cycles = c.cycles;
   r.errors = c.latest.errors;
   r.notes = c.latest.notes;
+  // Node shapes gpuattr counts only as their resources say (docs/design.md#node-shapes).
+  if (c.latest.output)
+    for (const std::string& n : c.latest.output->allocation.shape_notes) r.notes.push_back(n);
   return r;
 }
 

@@ -1,9 +1,11 @@
 #include "holding.h"
 
 #include <algorithm>
-#include <charconv>
+#include <cmath>
 #include <set>
 #include <string_view>
+
+#include "gpuattr/attribution/kube_view.h"
 
 namespace gpuattr::rightsizing {
 namespace {
@@ -25,14 +27,10 @@ std::string_view RequestedProfile(const kube::Pod& pod) {
   return found;
 }
 
+// r as allocation reads it (GKE's and MPS's counts included: docs/design.md#node-shapes).
 int ReplicasOf(const kube::Node* node, const std::string& resource) {
   if (node == nullptr) return 1;
-  auto it = node->labels.find(resource + ".replicas");
-  if (it == node->labels.end()) return 1;
-  int r = 0;
-  const std::string& v = it->second;
-  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), r);
-  return ec == std::errc() && p == v.data() + v.size() && r > 1 ? r : 1;
+  return static_cast<int>(attribution::ReplicasLabel(*node, resource));
 }
 
 }  // namespace
@@ -50,10 +48,13 @@ Holding HoldingOf(const attribution::PodDevice& link, const attribution::Device&
     const std::string_view requested = RequestedProfile(pod);
     const std::string_view name = requested.empty() ? device.mig_profile : requested;
     if (std::optional<MigProfile> p = CanonicalProfile(model, name)) h.profile = p->name;
-    if (link.sharing == attribution::Sharing::kTimeSliced)
+    if (attribution::IsShared(link.sharing))
       resource = std::string(kMigResource) + std::string(name);
   }
-  if (link.sharing == attribution::Sharing::kTimeSliced) {
+  if (link.sharing == attribution::Sharing::kHami) {
+    // A HAMi fraction held as the nearest share 1/k (docs/design.md#node-shapes).
+    h.replicas = link.share > 0 ? std::max(1, static_cast<int>(std::lround(1 / link.share))) : 1;
+  } else if (attribution::IsShared(link.sharing)) {
     h.replicas = ReplicasOf(node, resource);
     if (h.replicas <= 1 && device.pods && *device.pods > 1)
       h.replicas = static_cast<int>(*device.pods);

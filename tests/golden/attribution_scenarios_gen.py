@@ -647,6 +647,183 @@ whole GPU. Namespace chat: requested devices nvidia.com/gpu 1, requested replica
 (same resource name, never added together).""")
 
 
+# ---- issue 27: every platform's node shapes (docs/design.md#node-shapes) ----------------------
+
+def without(labels, *keys):
+    return [(k, v) for k, v in labels if k not in keys]
+
+
+def mig_single():
+    """mig.strategy=single: nvidia.com/gpu units are 1g.10gb slices."""
+    host = "mig-single-1"
+    devs = []
+    held = {(0, 7): ("ml", "s-0", "app"), (0, 8): ("ml", "s-1", "app"),
+            (1, 7): ("ml", "s-1", "app"), (1, 8): ("web", "s-2", "app")}
+    util = {("ml", "s-0"): 0.5, ("ml", "s-1"): 0.25, ("web", "s-2"): 0.75}
+    for card, power in ((0, 210), (1, 140)):
+        for gi in range(7, 14):
+            p = held.get((card, gi))
+            l = dcgm_labels(card, "GPU-ms-%04d" % card, A100, host, "1g.10gb", gi, pod=p)
+            if card == 1:  # this card's lines carry no GPU_I_PROFILE: the node label names it
+                l = without(l, "GPU_I_PROFILE")
+            u = util[(p[0], p[1])] if p else 0.0
+            used = 4096 if p else 0
+            devs.append((l, {"DCGM_FI_PROF_GR_ENGINE_ACTIVE": u, "DCGM_FI_DEV_FB_USED": used,
+                             "DCGM_FI_DEV_FB_FREE": 9728 - used, "DCGM_FI_DEV_POWER_USAGE": power,
+                             "DCGM_FI_DEV_GPU_TEMP": 50 + card}))
+    pods = [exporter_pod("gpu-operator", "nvidia-dcgm-exporter-ms", host),
+            pod("ml", "s-0", host, GPU1), pod("ml", "s-1", host, {"nvidia.com/gpu": 2}),
+            pod("web", "s-2", host, GPU1),
+            pod("ml", "wants-profile", "", {"nvidia.com/mig-1g.10gb": 1}, phase="Pending"),
+            pod("ml", "wants-many", "", {"nvidia.com/gpu": 20}, phase="Pending")]
+    nodes = [node(host, {"nvidia.com/mig.strategy": "single",
+                         "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB-MIG-1g.10gb"},
+                  {"nvidia.com/gpu": 14})]
+    write("attr-mig-single", pods, nodes,
+          {("gpu-operator", "nvidia-dcgm-exporter-ms", 9400): dcgm_body(devs)}, """
+mig.strategy=single on mig-single-1: 2 x A100 80GB, each cut into seven 1g.10gb slices, advertised
+as nvidia.com/gpu 14 (label nvidia.com/gpu.product ...-MIG-1g.10gb). Card 0's dcgm lines name the
+profile (GPU_I_PROFILE), card 1's do not (the node label names it). ml/s-0 holds slice 0:7, ml/s-1
+slices 0:8 and 1:7, web/s-2 slice 1:8. Pending: ml/wants-profile asks for nvidia.com/mig-1g.10gb
+(offered only as nvidia.com/gpu here), ml/wants-many for 20 nvidia.com/gpu.""")
+
+
+def gke_partition():
+    """GKE GPU partitions: nvidia.com/gpu units are 3g.40gb slices; the model from gke-accelerator."""
+    host = "gke-part-1"
+    devs = []
+    for gi, p, u, used in ((1, ("ml", "p-0", "app"), 0.6, 20000), (2, None, 0.0, 0)):
+        l = without(dcgm_labels(0, "GPU-gkp-0000", A100, host, "3g.40gb", gi, pod=p),
+                    "modelName", "GPU_I_PROFILE")
+        devs.append((l, {"DCGM_FI_PROF_GR_ENGINE_ACTIVE": u, "DCGM_FI_DEV_FB_USED": used,
+                         "DCGM_FI_DEV_FB_FREE": 40192 - used, "DCGM_FI_DEV_POWER_USAGE": 300,
+                         "DCGM_FI_DEV_GPU_TEMP": 57}))
+    pods = [exporter_pod("gpu-operator", "nvidia-dcgm-exporter-gkp", host),
+            pod("ml", "p-0", host, GPU1),
+            pod("ml", "p-big", "", {"nvidia.com/gpu": 3}, phase="Pending")]
+    nodes = [node(host, {"cloud.google.com/gke-gpu-partition-size": "3g.40gb",
+                         "cloud.google.com/gke-accelerator": "nvidia-a100-80gb",
+                         "cloud.google.com/gke-gpu": "true"},
+                  {"nvidia.com/gpu": 2})]
+    write("attr-gke-partition", pods, nodes,
+          {("gpu-operator", "nvidia-dcgm-exporter-gkp", 9400): dcgm_body(devs)}, """
+A GKE node with GPU partitions (cloud.google.com/gke-gpu-partition-size=3g.40gb): one A100 80GB cut
+into two 3g.40gb slices, advertised as nvidia.com/gpu 2. The exporter names neither the model nor
+the profile: the model comes from cloud.google.com/gke-accelerator (nvidia-a100-80gb), the profile
+from the partition label. ml/p-0 holds slice 0:1, slice 0:2 is free; ml/p-big (Pending) asks for
+3 nvidia.com/gpu.""")
+
+
+def mps():
+    """NVIDIA device plugin MPS: replicas are not devices, pods on one device share it (mps)."""
+    host = "mps-1"
+    devs = []
+    for vg, p in enumerate([("chat", "m-a", "app"), ("chat", "m-b", "app")]):
+        devs.append((dcgm_labels(0, "GPU-mps-0000", L40, host, pod=p, vgpu=vg),
+                     {"DCGM_FI_DEV_GPU_UTIL": 70, "DCGM_FI_DEV_FB_USED": 12000,
+                      "DCGM_FI_DEV_FB_TOTAL": 46068, "DCGM_FI_DEV_POWER_USAGE": 200,
+                      "DCGM_FI_DEV_GPU_TEMP": 62}))
+    devs.append((dcgm_labels(1, "GPU-mps-0001", L40, host, pod=("etl", "m-c", "job"), vgpu=0),
+                 {"DCGM_FI_DEV_GPU_UTIL": 30, "DCGM_FI_DEV_FB_USED": 8000,
+                  "DCGM_FI_DEV_FB_TOTAL": 46068, "DCGM_FI_DEV_POWER_USAGE": 120,
+                  "DCGM_FI_DEV_GPU_TEMP": 48}))
+    pods = [exporter_pod("gpu-operator", "nvidia-dcgm-exporter-mps", host),
+            pod("chat", "m-a", host, GPU1), pod("chat", "m-b", host, {"nvidia.com/gpu": 2}),
+            pod("etl", "m-c", host, GPU1)]
+    nodes = [node(host, {"nvidia.com/gpu.replicas": "4", "nvidia.com/gpu.sharing-strategy": "mps",
+                         "nvidia.com/gpu.product": "NVIDIA-L40S"}, {"nvidia.com/gpu": 8})]
+    write("attr-mps", pods, nodes,
+          {("gpu-operator", "nvidia-dcgm-exporter-mps", 9400): dcgm_body(devs)}, """
+MPS through the NVIDIA device plugin on mps-1 (nvidia.com/gpu.sharing-strategy=mps,
+nvidia.com/gpu.replicas=4, resource not renamed: nvidia.com/gpu 8 = 2 L40S x 4). GPU 0: chat/m-a (1
+replica) and chat/m-b (2 replicas), lines repeating the device value (even split); GPU 1: etl/m-c
+alone (still mps).""")
+
+
+def gke_sharing():
+    """GKE time-sharing and GKE MPS: gke-max-shared-clients-per-gpu replicas per GPU."""
+    ts, mp = "gke-ts-1", "gke-mps-1"
+    tdevs = []
+    for vg, (p, used, util) in enumerate([(("chat", "g-0", "app"), 6000, 40),
+                                          (("chat", "g-1", "app"), 3000, 20),
+                                          (("etl", "g-2", "job"), 2000, 10)]):
+        tdevs.append((without(dcgm_labels(0, "GPU-gts-0000", L40, ts, pod=p, vgpu=vg), "modelName"),
+                      {"DCGM_FI_DEV_GPU_UTIL": util, "DCGM_FI_DEV_FB_USED": used,
+                       "DCGM_FI_DEV_FB_TOTAL": 23034, "DCGM_FI_DEV_POWER_USAGE": 60,
+                       "DCGM_FI_DEV_GPU_TEMP": 50}))
+    tdevs.append((without(dcgm_labels(1, "GPU-gts-0001", L40, ts), "modelName"),
+                  {"DCGM_FI_DEV_GPU_UTIL": 0, "DCGM_FI_DEV_FB_USED": 0,
+                   "DCGM_FI_DEV_FB_TOTAL": 23034, "DCGM_FI_DEV_POWER_USAGE": 16,
+                   "DCGM_FI_DEV_GPU_TEMP": 35}))
+    mdevs = []
+    for vg, p in enumerate([("chat", "q-0", "app"), ("chat", "q-1", "app")]):
+        mdevs.append((without(dcgm_labels(0, "GPU-gmp-0000", L40, mp, pod=p, vgpu=vg), "modelName"),
+                      {"DCGM_FI_DEV_GPU_UTIL": 55, "DCGM_FI_DEV_FB_USED": 5000,
+                       "DCGM_FI_DEV_FB_TOTAL": 23034, "DCGM_FI_DEV_POWER_USAGE": 50,
+                       "DCGM_FI_DEV_GPU_TEMP": 47}))
+    pods = [exporter_pod("gpu-operator", "nvidia-dcgm-exporter-gts", ts),
+            exporter_pod("gpu-operator", "nvidia-dcgm-exporter-gmp", mp),
+            pod("chat", "g-0", ts, GPU1), pod("chat", "g-1", ts, GPU1), pod("etl", "g-2", ts, GPU1),
+            pod("chat", "q-0", mp, GPU1), pod("chat", "q-1", mp, GPU1)]
+    gke = {"cloud.google.com/gke-accelerator": "nvidia-l4", "cloud.google.com/gke-gpu": "true"}
+    nodes = [node(ts, dict(gke, **{"cloud.google.com/gke-gpu-sharing-strategy": "time-sharing",
+                                   "cloud.google.com/gke-max-shared-clients-per-gpu": "3"}),
+                  {"nvidia.com/gpu": 6}),
+             node(mp, dict(gke, **{"cloud.google.com/gke-gpu-sharing-strategy": "mps",
+                                   "cloud.google.com/gke-max-shared-clients-per-gpu": "2"}),
+                  {"nvidia.com/gpu": 2})]
+    write("attr-gke-sharing", pods, nodes, {
+        ("gpu-operator", "nvidia-dcgm-exporter-gts", 9400): dcgm_body(tdevs),
+        ("gpu-operator", "nvidia-dcgm-exporter-gmp", 9400): dcgm_body(mdevs),
+    }, """
+GKE GPU sharing, the model only in cloud.google.com/gke-accelerator (nvidia-l4; the exporter gives
+no modelName). gke-ts-1: time-sharing, 3 clients per GPU, nvidia.com/gpu 6 = 2 GPUs; GPU 0 has
+chat/g-0, chat/g-1, etl/g-2 with per-pod FB_USED (power by share of FB_TOTAL), GPU 1 is idle.
+gke-mps-1: MPS, 2 clients per GPU, nvidia.com/gpu 2 = 1 GPU shared by chat/q-0 and chat/q-1
+(lines repeating the device value: even split).""")
+
+
+def hami():
+    """HAMi vGPUs: a pod holds max(memory share, cores share) of the card its annotation names."""
+    host = "hami-1"
+    devs = []
+    for gpu, power, util, used in ((0, 60, 80, 14000), (1, 40, 35, 4000)):
+        devs.append((dcgm_labels(gpu, "GPU-hami-%04d" % gpu, "NVIDIA L4", host),
+                     {"DCGM_FI_DEV_GPU_UTIL": util, "DCGM_FI_DEV_FB_USED": used,
+                      "DCGM_FI_DEV_FB_TOTAL": 23034, "DCGM_FI_DEV_POWER_USAGE": power,
+                      "DCGM_FI_DEV_GPU_TEMP": 45}))
+    def vpod(ns, name, containers, annotation):
+        p = pod(ns, name, host)
+        p["spec"]["containers"] = [
+            {"name": "c%d" % i, "image": "busybox",
+             "resources": {"limits": dict(c), "requests": dict(c)}} for i, c in enumerate(containers)]
+        p["metadata"]["annotations"] = {"hami.io/vgpu-devices-allocated": annotation,
+                                        "hami.io/vgpu-node": host}
+        return p
+    pods = [exporter_pod("gpu-operator", "nvidia-dcgm-exporter-hami", host),
+            vpod("ml", "h-0", [{"nvidia.com/gpu": 1, "nvidia.com/gpumem": 11517}],
+                 "GPU-hami-0000,NVIDIA,11517,0:;"),
+            vpod("ml", "h-1", [{"nvidia.com/gpu": 1, "nvidia.com/gpumem": 4096, "nvidia.com/gpucores": 30}],
+                 "GPU-hami-0000,NVIDIA,4096,30:;"),
+            vpod("web", "h-2", [{"nvidia.com/gpu": 1, "nvidia.com/gpucores": 25}] * 2,
+                 "GPU-hami-0001,NVIDIA,2048,25:;GPU-hami-0001,NVIDIA,2048,25:;"),
+            vpod("web", "h-bad", [{"nvidia.com/gpu": 1, "nvidia.com/gpumem-percentage": 10}],
+                 "GPU-hami-0001,NVIDIA,lots,10:;")]
+    register = ('[{"id":"GPU-hami-0000","count":10,"devmem":23034,"devcore":100,"type":"NVIDIA-L4",'
+                '"health":true},{"id":"GPU-hami-0001","count":10,"devmem":23034,"devcore":100,'
+                '"type":"NVIDIA-L4","health":true}]')
+    n = node(host, {"gpu": "on"}, {"nvidia.com/gpu": 20})
+    n["metadata"]["annotations"] = {"hami.io/node-nvidia-register": register}
+    write("attr-hami", pods, [n],
+          {("gpu-operator", "nvidia-dcgm-exporter-hami", 9400): dcgm_body(devs)}, """
+HAMi vGPUs (v2.10.0 annotations) on hami-1: 2 x L4 (23034 MiB) registered with 10 slots each
+(nvidia.com/gpu 20 = 2 GPUs). The dcgm-exporter has no pod labels: pods come from
+hami.io/vgpu-devices-allocated. ml/h-0: 11517 MiB, no core limit on GPU 0 (holds 0.5); ml/h-1:
+4096 MiB, 30 % cores on GPU 0 (holds max(0.178, 0.3) = 0.3); web/h-2: two containers of 2048 MiB,
+25 % on GPU 1 (holds 0.25 + 0.25 = 0.5); web/h-bad: a malformed annotation (holds nothing in
+attribution; its slot request still counts in the scheduler view).""")
+
+
 if __name__ == "__main__":
     whole_gpus()
     mig_prof_only()
@@ -660,3 +837,8 @@ if __name__ == "__main__":
     mig_shared_zero()
     custom_counters()
     replicas()
+    mig_single()
+    gke_partition()
+    mps()
+    gke_sharing()
+    hami()

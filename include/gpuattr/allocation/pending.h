@@ -7,6 +7,7 @@
 
 #include "gpuattr/allocation/dra.h"
 #include "gpuattr/allocation/types.h"
+#include "gpuattr/kube/objects.h"
 
 namespace gpuattr::allocation {
 
@@ -18,7 +19,13 @@ struct Offer {
   std::map<std::string, int64_t> dra_type_node_max;  // "gpu"/"mig" → most devices on one node
   std::map<std::string, size_t> idle_holders;        // resource → idle pods holding it
   std::string idle_scope;  // where idle_holders were counted, when not the whole cluster
+  // MIG profile → nvidia.com/gpu allocatable on nodes whose units are slices of that profile
+  // (mig.strategy=single, GKE partitions: docs/design.md#node-shapes).
+  std::map<std::string, int64_t> gpu_slices;
 };
+
+// The gpu_slices of an Offer from the nodes' shapes.
+std::map<std::string, int64_t> GpuSlicesOffered(const kube::ClusterObjects& objects);
 
 Offer SummariseOffer(const std::vector<NodeResource>& node_resources, const DraView& dra,
                      const std::vector<PodRequest>& holders,

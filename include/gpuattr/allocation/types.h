@@ -92,6 +92,9 @@ struct Allocation {
   std::vector<NodeAllocation> nodes;            // sorted by name; every GPU node
   std::vector<NodeResource> node_resources;     // sorted by (node, resource)
   std::vector<PendingPod> pending;              // sorted by pod
+  // GPU nodes whose sharing labels gpuattr does not understand, for the status page:
+  // "node gpu-7: unrecognised sharing labels: nvidia.com/gpu.replicas=four" (sorted by node).
+  std::vector<std::string> shape_notes;
 };
 
 }  // namespace gpuattr::allocation

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuattr/attribution/node_shape.h"
 #include "gpuattr/attribution/types.h"
 #include "gpuattr/kube/objects.h"
 
@@ -24,9 +25,10 @@ bool HoldsGpuResources(const kube::Pod& pod);
 // whatever its device class: never flag a pod that may hold a DRA device).
 bool RequestsAnyGpu(const kube::Pod& pod);
 
-// The time-slicing replicas per physical device of a device resource, from the label
-// gpu-feature-discovery sets beside it (`nvidia.com/gpu.replicas`,
-// `nvidia.com/mig-1g.10gb.replicas`): its value when it is an integer > 1, else 1.
+// The replicas per physical device of a device resource: for nvidia.com/gpu the node shape's
+// (docs/design.md#node-shapes: `nvidia.com/gpu.replicas`, GKE's max shared clients, HAMi's split
+// count); for others the label gpu-feature-discovery sets beside it
+// (`nvidia.com/mig-1g.10gb.replicas`): its value when it is an integer > 1, else 1.
 int64_t ReplicasLabel(const kube::Node& node, std::string_view device_resource);
 
 // Which devices of a node the device plugin time-slices (docs/design.md#sharing). A
@@ -38,6 +40,9 @@ struct NodeSharing {
   // Any nvidia.com/mig-<profile>; on a node advertising no such resource (mig.strategy=single,
   // where slices are nvidia.com/gpu) the same as whole_gpus.
   bool mig_slices = false;
+  // How pods that share a device share it: time_sliced, mps, or hami (docs/design.md#node-shapes).
+  Sharing shared_as = Sharing::kTimeSliced;
+  NodeShape shape;
   bool Shares(bool mig_slice) const { return mig_slice ? mig_slices : whole_gpus; }
 };
 NodeSharing NodeSharingOf(const kube::Node& node);

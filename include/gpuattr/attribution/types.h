@@ -33,8 +33,13 @@ enum class Tier {
   kDcgmNoPod,  // dcgm-exporter without pod labels: devices and candidate pods only
 };
 
-enum class Sharing { kExclusive, kMig, kTimeSliced, kUnrequested };
-std::string_view SharingName(Sharing sharing);  // "exclusive", "mig", "time_sliced", "unrequested"
+enum class Sharing { kExclusive, kMig, kTimeSliced, kUnrequested, kMps, kHami };
+// "exclusive", "mig", "time_sliced", "unrequested", "mps", "hami"
+std::string_view SharingName(Sharing sharing);
+// Pods share the device (time-slicing, MPS or HAMi).
+inline bool IsShared(Sharing s) {
+  return s == Sharing::kTimeSliced || s == Sharing::kMps || s == Sharing::kHami;
+}
 
 enum class Method { kProcess, kDcgmPod, kEvenSplit };
 std::string_view MethodName(Method method);  // "process", "dcgm_pod", "even_split"
@@ -55,7 +60,8 @@ struct Device {
   std::optional<double> memory_total_bytes;  // FB_TOTAL, else used + free
   std::optional<double> power_watts;         // card share: whole card, or card × g/Σg
   std::optional<double> temperature_celsius;
-  double gpu_equivalents = 1;  // 1 for a whole GPU, g/Σg for a slice
+  double gpu_equivalents =
+      1;  // 1 for a whole GPU, g/G for a slice (G: the model's slice count, else Σg)
 
   std::optional<size_t> pods;  // pods attributed; unknown without pod information
   // dcgm without pod labels: DRA's holders of the device's UUID when DRA knows it, else the GPU

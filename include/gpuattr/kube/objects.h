@@ -73,7 +73,8 @@ struct Pod {
   std::string ip;
   int64_t creation_unix = 0;
   std::map<std::string, std::string> labels;
-  std::map<std::string, std::string> annotations;  // only prometheus.io/* ones are kept
+  // Only prometheus.io/* and hami.io/vgpu-devices-allocated are kept.
+  std::map<std::string, std::string> annotations;
   std::vector<OwnerReference> owners;
   std::vector<Container> containers;
   std::vector<Container> init_containers;
@@ -95,6 +96,7 @@ struct Node {
   std::string resource_version;
   std::map<std::string, std::string>
       labels;  // all of them (gpu.replicas, mig.strategy, product, ...)
+  std::map<std::string, std::string> annotations;  // only hami.io/node-nvidia-register is kept
   ResourceList capacity;
   ResourceList allocatable;
   bool unschedulable = false;
