@@ -16,6 +16,10 @@ int main(int argc, char** argv) {
     std::cerr << "gpuattr: " << s.message() << "\n";
     return kExitFailure;
   }
+  if (argc == 2 && argv[1] == kHelpManFlag) {  // hidden: the build writes gpuattr.1 with it
+    std::cout << ManPage();
+    return kExitOk;
+  }
   auto flags = ParseCommandLine(std::vector<std::string>(argv + 1, argv + argc));
   if (!flags.ok()) {
     std::cerr << "gpuattr: " << flags.error().message << " (see --help)\n";

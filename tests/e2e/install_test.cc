@@ -99,6 +99,7 @@ TEST_F(InstallTree, DestdirHoldsEverythingUnderThePrefixOnly) {
 
   std::set<std::string> want = {
       "bin/gpuattr",
+      "share/man/man1/gpuattr.1.gz",
       "share/gpuattr/gpuattr.example.yaml",
       "share/gpuattr/grafana/provisioning/datasources/gpuattr.yaml",
       "share/gpuattr/grafana/provisioning/dashboards/gpuattr.yaml",
