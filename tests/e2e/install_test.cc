@@ -111,6 +111,7 @@ TEST_F(InstallTree, DestdirHoldsEverythingUnderThePrefixOnly) {
       "share/systemd/user/gpuattr.service",
       "share/doc/gpuattr/LICENSE",
       "share/doc/gpuattr/README.md",
+      "share/doc/gpuattr/CHANGELOG.md",
       "share/doc/gpuattr/install.md",
       "share/doc/gpuattr/alerts.md",
       "share/doc/gpuattr/dashboards.md",
