@@ -24,8 +24,13 @@ the cluster it runs in with its service account: the token (re-read every minute
 401, as it rotates) and the CA from /var/run/secrets/kubernetes.io/serviceaccount/
 ($GPUATTR_SERVICE_ACCOUNT_DIR replaces that folder). Manifests: config/kubernetes/.
 
+As kubectl-gpuattr (a link to gpuattr, installed beside it) it is the kubectl plugin
+`kubectl gpuattr`: one cycle printed as a table (--once --output table), with kubectl's flags
+-o table|json|markdown|prometheus, -n NAMESPACE (that namespace's rows), --kubeconfig, --context.
+
 Usage:
   gpuattr [flags]
+  kubectl gpuattr [-o FORMAT] [-n NAMESPACE] [flags]
 
 Settings by topic. A --flag overrides the same key of the config file (--config.file); a key
 without a flag is set in the file only. config/gpuattr.example.yaml shows every key.

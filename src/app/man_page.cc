@@ -113,7 +113,8 @@ std::string ManPage() {
   out << ".TH GPUATTR 1 \"\" \"gpuattr " << Roff(build::kPackageVersion)
       << "\" \"User Commands\"\n.SH NAME\n"
       << Roff(intro.empty() ? "gpuattr" : intro[0]) << "\n.SH SYNOPSIS\n.B gpuattr\n"
-      << "[\\fIflags\\fR]\n.SH DESCRIPTION\n";
+      << "[\\fIflags\\fR]\n.br\n.B kubectl gpuattr\n[\\fB\\-o\\fR \\fIFORMAT\\fR] "
+      << "[\\fB\\-n\\fR \\fINAMESPACE\\fR] [\\fIflags\\fR]\n.SH DESCRIPTION\n";
   for (size_t i = 1; i < intro.size(); ++i) {
     if (intro[i].rfind("Usage:", 0) == 0) continue;
     if (i > 1) out << ".PP\n";

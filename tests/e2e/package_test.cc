@@ -102,7 +102,7 @@ TEST_F(Package, ExtractedDebRunsAgainstTheFakeApiserver) {
   const Ran x = Shell("dpkg-deb -x '" + deb_.string() + "' '" + root.string() + "'", scratch_);
   ASSERT_EQ(x.code, 0) << x.output;
   for (const char* f :
-       {"usr/bin/gpuattr", "usr/share/man/man1/gpuattr.1.gz",
+       {"usr/bin/gpuattr", "usr/bin/kubectl-gpuattr", "usr/share/man/man1/gpuattr.1.gz",
         "usr/share/gpuattr/gpuattr.example.yaml", "usr/share/systemd/user/gpuattr.service",
         "usr/share/gpuattr/prometheus/gpuattr-alerts.yml", "usr/share/doc/gpuattr/copyright",
         "usr/share/doc/gpuattr/changelog.gz"})
@@ -140,8 +140,9 @@ TEST_F(Package, TarballHoldsTheUsrLocalTree) {
   const Ran list = Shell("tar -tzf '" + tarball_.string() + "'", scratch_);
   ASSERT_EQ(list.code, 0) << list.output;
   for (const char* f :
-       {"usr/local/bin/gpuattr", "usr/local/share/man/man1/gpuattr.1.gz",
-        "usr/local/share/doc/gpuattr/LICENSE", "usr/local/share/systemd/user/gpuattr.service"})
+       {"usr/local/bin/gpuattr", "usr/local/bin/kubectl-gpuattr",
+        "usr/local/share/man/man1/gpuattr.1.gz", "usr/local/share/doc/gpuattr/LICENSE",
+        "usr/local/share/systemd/user/gpuattr.service"})
     EXPECT_THAT(list.output, HasSubstr(std::string(f) + "\n")) << f;
   EXPECT_EQ(list.output.find("doc/gpuattr/changelog.gz"), std::string::npos);
 }
