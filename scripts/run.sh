@@ -21,9 +21,10 @@ if [ ! -f "$dir/build.ninja" ]; then
     -DGPUATTR_BENCH=OFF >&2
 fi
 # ninja re-runs cmake itself when a CMakeLists.txt changed. Its chatter ("Entering directory",
-# "no work to do") is dropped; compiler lines and errors go to stderr.
+# "no work to do", the glob re-check) is dropped; compiler lines and errors go to stderr.
 set +e
-ninja -C "$dir" gpuattr 2>&1 | grep -v -e '^ninja: Entering directory' -e '^ninja: no work to do' >&2
+ninja -C "$dir" gpuattr 2>&1 | grep -v -e '^ninja: Entering directory' -e '^ninja: no work to do' \
+  -e 'Re-checking globbed directories' >&2
 status=${PIPESTATUS[0]}
 set -e
 [ "$status" -eq 0 ] || { echo "run.sh: the build failed (above)" >&2; exit "$status"; }
