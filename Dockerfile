@@ -10,7 +10,7 @@ FROM debian:12 AS build
 WORKDIR /src
 # The dependency layer is rebuilt only when the script changes.
 COPY scripts/install-deps.sh scripts/install-deps.sh
-RUN scripts/install-deps.sh && rm -rf /var/lib/apt/lists/*
+RUN scripts/install-deps.sh build && rm -rf /var/lib/apt/lists/*
 COPY . .
 # The revision for gpuattr_build_info and --version (.git is not in the build context).
 ARG REVISION=unknown

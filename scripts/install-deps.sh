@@ -1,22 +1,49 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages gpuattr needs to build, test and benchmark. Idempotent: only
-# calls apt-get when something is missing.
+# Installs the Debian 12 packages gpuattr needs, by purpose:
+#   scripts/install-deps.sh [runtime] [build] [test]     (no argument: all three, as CI does)
+# runtime: the shared libraries build/gpuattr loads (ldd, mapped to packages with dpkg -S) and CA
+#          certificates; build: compiler, CMake, Ninja and the -dev packages of the daemon;
+#          test: what the tests, benchmarks, fuzzing and packaging add (GoogleTest, prometheus-cpp
+#          as the tests' oracle, clang for the sanitizers, Prometheus, chromium, lintian...).
+# Idempotent: only calls apt-get when something is missing. apt's output goes to stderr, so a
+# caller's stdout stays its own (scripts/run.sh).
 set -euo pipefail
 
-packages=(
-  build-essential cmake ninja-build pkg-config ccache clang libclang-rt-14-dev
-  prometheus-cpp-dev libcpp-httplib-dev nlohmann-json3-dev libyaml-cpp-dev
-  libboost-program-options-dev libgtest-dev libgmock-dev libbenchmark-dev libssl-dev zlib1g-dev libcrypt-dev
-  openssl curl prometheus prometheus-alertmanager python3-yaml chromium
+# runtime-packages:begin (tests/unit/deploy_manifests_test.cc checks it against ldd build/gpuattr)
+runtime=(
+  libc6 libgcc-s1 libstdc++6 libssl3 zlib1g libyaml-cpp0.7 libboost-program-options1.74.0
+  libcpp-httplib0.11 libbrotli1 libcrypt1 ca-certificates
+)
+# runtime-packages:end
+build=(
+  build-essential cmake ninja-build pkg-config ccache git
+  libcpp-httplib-dev nlohmann-json3-dev libyaml-cpp-dev libboost-program-options-dev libssl-dev
+  zlib1g-dev libcrypt-dev
 )
 # python3-yaml: scripts/gen-prometheusrule.py and its test. chromium: the status page's browser
-# test (headless screenshots and layout, tests/e2e/status_page_browser_test.cc). kubectl is not
-# installed here: Debian 12 has no kubectl package, and its kubernetes-client (kubectl 1.20,
-# kustomize v2.0.3) cannot build config/kubernetes (no folders in `resources`, no `patches`, no
-# components). The tests that need kubectl >= 1.21 skip without it.
+# test (headless screenshots and layout, tests/e2e/status_page_browser_test.cc). lintian and
+# file: the package test (tests/e2e/package_test.cc). kubectl is not installed here: Debian 12
+# has no kubectl package, and its kubernetes-client (kubectl 1.20, kustomize v2.0.3) cannot build
+# config/kubernetes (no folders in `resources`, no `patches`, no components). The tests that need
+# kubectl >= 1.21 skip without it.
+test=(
+  clang libclang-rt-14-dev prometheus-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
+  openssl curl prometheus prometheus-alertmanager python3-yaml chromium lintian file
+)
+
+wanted=()
+[ $# -eq 0 ] && set -- runtime build test
+for purpose in "$@"; do
+  case "$purpose" in
+    runtime) wanted+=("${runtime[@]}") ;;
+    build) wanted+=("${build[@]}") ;;
+    test) wanted+=("${test[@]}") ;;
+    *) echo "install-deps: unknown purpose '$purpose' (runtime, build or test)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
-for p in "${packages[@]}"; do
+for p in "${wanted[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
@@ -25,6 +52,6 @@ echo "install-deps: installing ${missing[*]}" >&2
 sudo_cmd=()
 [ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
 export DEBIAN_FRONTEND=noninteractive
-"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get update -qq >&2
 # --no-install-recommends keeps prometheus from pulling node-exporter and ~35 packages.
-"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2

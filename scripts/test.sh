@@ -11,7 +11,8 @@ phase() {  # phase NAME: announces NAME with the seconds spent so far
 }
 
 phase "build and test (RelWithDebInfo)"
-GPUATTR_BUILD_DIR=build scripts/build.sh
+# Tests and benchmarks on explicitly: a build/ first configured by scripts/run.sh has them off.
+GPUATTR_BUILD_DIR=build scripts/build.sh -DGPUATTR_TESTS=ON -DGPUATTR_BENCH=ON
 ctest --test-dir build --output-on-failure -j "$jobs"
 
 phase "unit tests under ASan+UBSan (clang, the build of the fuzz targets)"

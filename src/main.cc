@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "gpuattr/app/config.h"
+#include "gpuattr/app/kubectl_plugin.h"
 #include "gpuattr/app/process.h"
 #include "gpuattr/app/run.h"
 #include "gpuattr/app/session_factory.h"
@@ -16,7 +17,22 @@ int main(int argc, char** argv) {
     std::cerr << "gpuattr: " << s.message() << "\n";
     return kExitFailure;
   }
-  auto flags = ParseCommandLine(std::vector<std::string>(argv + 1, argv + argc));
+  if (argc == 2 && argv[1] == kHelpManFlag) {  // hidden: the build writes gpuattr.1 with it
+    std::cout << ManPage();
+    return kExitOk;
+  }
+  std::vector<std::string> args(argv + 1, argv + argc);
+  std::string plugin_namespace;
+  if (IsKubectlPlugin(argv[0])) {  // kubectl gpuattr: --once --output table, kubectl's flags
+    auto plugin = TranslatePluginArgs(args);
+    if (!plugin.ok()) {
+      std::cerr << "kubectl gpuattr: " << plugin.error().message << "\n";
+      return kExitUsage;
+    }
+    args = std::move(plugin->args);
+    plugin_namespace = std::move(plugin->ns);
+  }
+  auto flags = ParseCommandLine(args);
   if (!flags.ok()) {
     std::cerr << "gpuattr: " << flags.error().message << " (see --help)\n";
     return kExitUsage;
@@ -34,6 +50,7 @@ int main(int argc, char** argv) {
     std::cerr << "gpuattr: " << config.error().message << "\n";
     return kExitUsage;
   }
+  config->once_namespace = plugin_namespace;
   // The one place where cluster sessions come from: one kube-backed session per context.
   // SIGHUP reads the same flags and the config file again.
   return Run(*config, MakeKubeSessions, std::cout, std::cerr,

@@ -3,46 +3,13 @@
 
 #include "gpuattr/app/options.h"
 #include "gpuattr/app/settings.h"
+#include "help_text.h"
 
 namespace gpuattr::app {
 namespace {
 
 constexpr size_t kWidth = 100;  // the repository's line length
 constexpr size_t kIndent = 29;  // where an entry's text starts
-
-constexpr std::string_view kIntro =
-    R"(gpuattr - whose GPUs are these, and is anyone using them?
-
-gpuattr runs on your workstation with your kubeconfig. Every interval it reads the GPU exporters
-that already run in your Kubernetes clusters (dcgm-exporter, per-process exporters, vLLM/SGLang)
-through the kube-apiserver pod proxy, joins them with pods, nodes and DRA claims, and serves
-per-device, per-pod and per-namespace GPU series on a local /metrics for Prometheus.
-Nothing is installed in the cluster; every request is a read made with your own credentials.
-
-In a pod (in-cluster mode): with no kubeconfig at all (no --kubeconfig, no file in $KUBECONFIG,
-no ~/.kube/config) and KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT set, gpuattr reads
-the cluster it runs in with its service account: the token (re-read every minute and after a
-401, as it rotates) and the CA from /var/run/secrets/kubernetes.io/serviceaccount/
-($GPUATTR_SERVICE_ACCOUNT_DIR replaces that folder). Manifests: config/kubernetes/.
-
-Usage:
-  gpuattr [flags]
-
-Settings by topic. A --flag overrides the same key of the config file (--config.file); a key
-without a flag is set in the file only. config/gpuattr.example.yaml shows every key.
-)";
-
-constexpr std::string_view kOutro = R"(
-Endpoints: /metrics (Prometheus text format, gzip when asked), /healthz, /readyz (200 after the
-first cycle), / (status page: whose GPUs, idle holders, top pods, devices, health, pending pods,
-exporters and probes), /snapshot.json and /snapshot.md (the same as --output json|markdown).
-
-Exit codes:
-  0  success (--help, --version, --once with at least one cluster answering, clean shutdown)
-  1  --once: no cluster answered; or a fatal runtime error
-  2  bad flag, bad config file or bad value (the message names the flag or key)
-  3  cannot serve: the listen address is in use or invalid for this host, TLS files unusable
-)";
 
 // `text` wrapped at spaces into lines of at most kWidth, each indented by kIndent.
 void Wrap(std::ostringstream& out, std::string_view text) {
@@ -63,14 +30,6 @@ void Wrap(std::ostringstream& out, std::string_view text) {
   flush();
 }
 
-// "--web.listen-address ADDR", "-h, --help", "scrape.timeout DURATION".
-std::string Head(const Setting& s) {
-  std::string head = s.flag.empty() ? s.key : "--" + s.flag;
-  if (!s.short_flag.empty()) head = "-" + s.short_flag + ", " + head;
-  if (!s.value_name.empty()) head += " " + s.value_name;
-  return head;
-}
-
 void Entry(std::ostringstream& out, const Setting& s) {
   std::ostringstream body;
   Wrap(body, s.help);
@@ -85,7 +44,7 @@ void Entry(std::ostringstream& out, const Setting& s) {
     if (!def.empty()) Wrap(body, def);
     if (!example.empty()) Wrap(body, example);
   }
-  const std::string head = "  " + Head(s);
+  const std::string head = "  " + SettingHead(s);
   std::string text = body.str();
   if (head.size() + 2 <= kIndent) {
     text.replace(0, head.size(), head);  // on the first line, over its indentation
@@ -96,6 +55,13 @@ void Entry(std::ostringstream& out, const Setting& s) {
 }
 
 }  // namespace
+
+std::string SettingHead(const Setting& s) {
+  std::string head = s.flag.empty() ? s.key : "--" + s.flag;
+  if (!s.short_flag.empty()) head = "-" + s.short_flag + ", " + head;
+  if (!s.value_name.empty()) head += " " + s.value_name;
+  return head;
+}
 
 std::string HelpText() {
   std::ostringstream out;

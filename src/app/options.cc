@@ -57,7 +57,11 @@ Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
 }
 
 std::string VersionText() {
-  return std::string("gpuattr ") + build::kVersion + " (revision " + build::kRevision + ")";
+  // The packages' version first (docs/install.md#versions), then what git said when configured.
+  std::string text =
+      std::string("gpuattr ") + build::kPackageVersion + " (revision " + build::kRevision;
+  if (*build::kDescribe != '\0') text += std::string(", git ") + build::kDescribe;
+  return text + ")";
 }
 
 }  // namespace gpuattr::app

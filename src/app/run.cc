@@ -16,6 +16,7 @@
 #include "gpuattr/app/memory.h"
 #include "gpuattr/app/shutdown.h"
 #include "gpuattr/metrics/families.h"
+#include "gpuattr/report/namespace_filter.h"
 #include "gpuattr/report/outputs.h"
 #include "gpuattr/util/log.h"
 #include "gpuattr/util/strings.h"
@@ -55,6 +56,7 @@ report::TableOptions TerminalFor(const std::ostream& out) {
 std::string RenderOnce(const Config& config, const model::Snapshot& snap, std::ostream& out) {
   if (config.output == OutputFormat::kPrometheus) return metrics::RenderText(snap);
   report::StatusView view = report::BuildStatusView(snap, snap.generated_unix_seconds, {});
+  if (!config.once_namespace.empty()) report::KeepNamespace(view, config.once_namespace);
   switch (config.output) {
     case OutputFormat::kTable:
       return report::RenderTable(view, TerminalFor(out));

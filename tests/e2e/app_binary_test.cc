@@ -121,8 +121,10 @@ TEST(AppBinary, Help) {
 TEST(AppBinary, Version) {
   Ran r = RunBinary({"--version"});
   EXPECT_EQ(r.code, 0);
-  EXPECT_EQ(r.out, std::string("gpuattr ") + gpuattr::build::kVersion + " (revision " +
-                       gpuattr::build::kRevision + ")\n");
+  const std::string describe = gpuattr::build::kDescribe;
+  EXPECT_EQ(r.out, std::string("gpuattr ") + gpuattr::build::kPackageVersion + " (revision " +
+                       gpuattr::build::kRevision + (describe.empty() ? "" : ", git " + describe) +
+                       ")\n");
 }
 
 TEST(AppBinary, BadFlagExitsTwoNamingTheFlag) {

@@ -82,7 +82,8 @@ class InstallTree : public ::testing::Test {
 std::set<std::string> FilesUnder(const fs::path& root) {
   std::set<std::string> out;
   for (const auto& e : fs::recursive_directory_iterator(root))
-    if (!e.is_directory()) out.insert(fs::relative(e.path(), root).string());
+    // lexically: fs::relative resolves links (bin/kubectl-gpuattr would read as bin/gpuattr).
+    if (!e.is_directory()) out.insert(e.path().lexically_relative(root).string());
   return out;
 }
 
@@ -94,11 +95,15 @@ TEST_F(InstallTree, DestdirHoldsEverythingUnderThePrefixOnly) {
   const auto files = FilesUnder(dest);
   for (const auto& f : files) {
     EXPECT_EQ(f.rfind("usr/local/", 0), 0u) << "installed outside the prefix: " << f;
+    if (f.find("kubectl-gpuattr") != std::string::npos) continue;  // the plugin's links, below
     EXPECT_FALSE(fs::is_symlink(dest / f)) << f << " is a link (into the source tree?)";
   }
 
   std::set<std::string> want = {
       "bin/gpuattr",
+      "bin/kubectl-gpuattr",
+      "share/man/man1/gpuattr.1.gz",
+      "share/man/man1/kubectl-gpuattr.1.gz",
       "share/gpuattr/gpuattr.example.yaml",
       "share/gpuattr/grafana/provisioning/datasources/gpuattr.yaml",
       "share/gpuattr/grafana/provisioning/dashboards/gpuattr.yaml",
@@ -110,6 +115,7 @@ TEST_F(InstallTree, DestdirHoldsEverythingUnderThePrefixOnly) {
       "share/systemd/user/gpuattr.service",
       "share/doc/gpuattr/LICENSE",
       "share/doc/gpuattr/README.md",
+      "share/doc/gpuattr/CHANGELOG.md",
       "share/doc/gpuattr/install.md",
       "share/doc/gpuattr/alerts.md",
       "share/doc/gpuattr/dashboards.md",
@@ -118,6 +124,10 @@ TEST_F(InstallTree, DestdirHoldsEverythingUnderThePrefixOnly) {
     want.insert("share/gpuattr/grafana/dashboards/" + d.filename().string());
   for (const auto& f : want) EXPECT_TRUE(files.count("usr/local/" + f)) << "not installed: " << f;
   EXPECT_EQ(files.size(), want.size()) << "installed files: " << ::testing::PrintToString(files);
+
+  // kubectl gpuattr: a relative link beside the binary (it survives a moved prefix).
+  ASSERT_TRUE(fs::is_symlink(root / "bin/kubectl-gpuattr"));
+  EXPECT_EQ(fs::read_symlink(root / "bin/kubectl-gpuattr"), fs::path("gpuattr"));
 
   struct stat st {};
   ASSERT_EQ(stat((root / "bin" / "gpuattr").c_str(), &st), 0);

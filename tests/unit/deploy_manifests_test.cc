@@ -667,24 +667,31 @@ TEST(DeployImage, RunsAsTheManifestsUserAndExposesTheMetricsPort) {
   EXPECT_THAT(df, HasSubstr("scripts/build.sh"));
 }
 
-// The runtime stage installs the Debian package of every shared library build/gpuattr loads.
+// The packages between "# runtime-packages:begin" and ":end" of `text`.
+std::set<std::string> RuntimePackages(const std::string& text) {
+  const size_t begin = text.find("# runtime-packages:begin");
+  const size_t end = text.find("# runtime-packages:end");
+  std::set<std::string> listed;
+  if (begin == std::string::npos || end == std::string::npos) return listed;
+  const size_t first = text.find('\n', begin);  // past the marker's own comment
+  std::istringstream in(text.substr(first, end - first));
+  std::string word;
+  while (in >> word)
+    if (std::regex_match(word, std::regex("[a-z0-9][a-z0-9.+-]+"))) listed.insert(word);
+  return listed;
+}
+
+// The runtime stage and `scripts/install-deps.sh runtime` install the Debian package of every
+// shared library build/gpuattr loads.
 TEST(DeployImage, RuntimePackagesCoverTheBinarysLibraries) {
   const fs::path binary = fs::path(GPUATTR_BINARY_DIR) / "gpuattr";
   if (!fs::exists(binary)) GTEST_SKIP() << binary << " is not built";
   if (Shell("command -v ldd && command -v dpkg").code != 0) GTEST_SKIP() << "no ldd or dpkg";
-  const std::string df = Dockerfile();
-  // The runtime stage's package list: between "# runtime-packages:begin" and ":end".
-  const size_t begin = df.find("# runtime-packages:begin");
-  const size_t end = df.find("# runtime-packages:end");
-  ASSERT_NE(begin, std::string::npos);
-  ASSERT_NE(end, std::string::npos);
-  std::set<std::string> listed;
-  {
-    std::istringstream in(df.substr(begin, end - begin));
-    std::string word;
-    while (in >> word)
-      if (std::regex_match(word, std::regex("[a-z0-9][a-z0-9.+-]+"))) listed.insert(word);
-  }
+  const std::set<std::string> listed = RuntimePackages(Dockerfile());
+  ASSERT_FALSE(listed.empty()) << "no runtime-packages list in the Dockerfile";
+  const std::set<std::string> script =
+      RuntimePackages(ReadFile(SourceDir() / "scripts/install-deps.sh"));
+  ASSERT_FALSE(script.empty()) << "no runtime-packages list in scripts/install-deps.sh";
   Ran ldd = Shell("ldd " + Quote(binary));
   ASSERT_EQ(ldd.code, 0) << ldd.err;
   // scripts/test.sh also runs the unit tests in an ASan+UBSan build, whose gpuattr loads the
@@ -704,6 +711,9 @@ TEST(DeployImage, RuntimePackagesCoverTheBinarysLibraries) {
     const std::string package = owner.out.substr(0, owner.out.find_first_of(":,"));
     EXPECT_TRUE(listed.count(package)) << m[1] << " comes from " << package
                                        << ", which the Dockerfile's runtime stage does not install";
+    EXPECT_TRUE(script.count(package))
+        << m[1] << " comes from " << package
+        << ", which `scripts/install-deps.sh runtime` does not install";
   }
   EXPECT_GT(libraries, 3u) << ldd.out;
 }

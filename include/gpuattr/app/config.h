@@ -191,6 +191,9 @@ struct Config {
   ShardConfig shard;
   bool once = false;
   OutputFormat output{};  // --once only
+  // `kubectl gpuattr -n NS` (app/kubectl_plugin.h): --once tables, JSON and Markdown of one
+  // namespace. No flag or key of its own: only the plugin's -n sets it.
+  std::string once_namespace;
   bool operator==(const Config&) const = default;
 };
 

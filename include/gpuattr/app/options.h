@@ -44,7 +44,12 @@ Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args);
 // The --help text (src/app/help.cc): what gpuattr does, every flag and config file key of the
 // settings table by topic with its default and an example, the endpoints, the exit codes.
 std::string HelpText();
-// "gpuattr 0.1.0 (revision abc123)".
+// gpuattr(1) in man(7) markup, from the same table and prose as HelpText (src/app/man_page.cc).
+// Printed by the hidden flag --help-man (kHelpManFlag), which the build runs to make the page.
+inline constexpr std::string_view kHelpManFlag = "--help-man";
+std::string ManPage();
+// "gpuattr 0.1.0+3.g0123456789ab (revision 0123456789ab, git v0.1.0-3-g0123456789ab)"; without
+// git at configure time "gpuattr 0.1.0 (revision unknown)".
 std::string VersionText();
 
 }  // namespace gpuattr::app
