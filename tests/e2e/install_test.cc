@@ -48,14 +48,8 @@ std::string Lowered(std::string s) {
   return s;
 }
 
-// The cmake that configured this build (CMakeCache.txt), else the one on PATH.
-std::string CMakeCommand() {
-  std::ifstream cache(fs::path(GPUATTR_BINARY_DIR) / "CMakeCache.txt");
-  std::string line;
-  while (std::getline(cache, line))
-    if (line.rfind("CMAKE_COMMAND:INTERNAL=", 0) == 0) return line.substr(line.find('=') + 1);
-  return "cmake";
-}
+// The cmake that configured this build, else the one on PATH.
+std::string CMakeCommand() { return CMakeCacheEntry("CMAKE_COMMAND", "cmake"); }
 
 class InstallTree : public ::testing::Test {
  protected:

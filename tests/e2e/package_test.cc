@@ -43,14 +43,8 @@ Ran Shell(const std::string& cmd, const fs::path& scratch) {
   return r;
 }
 
-// The cpack next to the cmake that configured this build (CMakeCache.txt), else cpack on PATH.
-std::string CPackCommand() {
-  std::ifstream cache(fs::path(GPUATTR_BINARY_DIR) / "CMakeCache.txt");
-  std::string line;
-  while (std::getline(cache, line))
-    if (line.rfind("CMAKE_CPACK_COMMAND:INTERNAL=", 0) == 0) return line.substr(line.find('=') + 1);
-  return "cpack";
-}
+// The cpack next to the cmake that configured this build, else cpack on PATH.
+std::string CPackCommand() { return CMakeCacheEntry("CMAKE_CPACK_COMMAND", "cpack"); }
 
 // One cpack run for every test of the suite (stripping and dpkg-shlibdeps take seconds).
 class Package : public ::testing::Test {

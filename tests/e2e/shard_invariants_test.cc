@@ -69,16 +69,7 @@ ShardRun RunShard(const Scenario& scenario, kube::Shard shard) {
   opts.pki = SharedPki();
   FakeApiServer server(scenario, opts);
   if (Status s = server.Start(); !s.ok()) return run.error = s.message(), run;
-  const fs::path dir =
-      fs::temp_directory_path() / ("gpuattr-shard-" + std::to_string(server.port()));
-  fs::create_directories(dir);
-  (void)server.WriteKubeconfig(dir / "kubeconfig");
-  kube::KubeconfigSource src;
-  src.explicit_path = (dir / "kubeconfig").string();
-  auto conns = kube::LoadConnections(src, {});
-  fs::remove_all(dir);
-  if (!conns.ok()) return run.error = conns.error().message, run;
-  auto transport = kube::MakeTransport(conns->front());
+  auto transport = server.MakeTransport();
   if (!transport.ok()) return run.error = transport.error().message, run;
 
   FakeClock clock;

@@ -1,5 +1,8 @@
 #include "support/fake_apiserver.h"
 
+#include "gpuattr/kube/http_transport.h"
+#include "gpuattr/kube/kubeconfig.h"
+
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
@@ -24,6 +27,7 @@
 #include <thread>
 
 #include <httplib.h>
+#include <unistd.h>
 
 namespace gpuattr::testing {
 namespace fs = std::filesystem;
@@ -1509,6 +1513,19 @@ std::string FakeApiServer::url() const {
 }
 const TestPki& FakeApiServer::pki() const { return impl_->pki; }
 const Scenario& FakeApiServer::scenario() const { return impl_->scenario; }
+
+Result<std::unique_ptr<kube::Transport>> FakeApiServer::MakeTransport() const {
+  const fs::path kubeconfig =
+      fs::temp_directory_path() / ("gpuattr-fake-" + std::to_string(impl_->port) + "-" +
+                                   std::to_string(::getpid()) + ".kubeconfig");
+  if (Status s = WriteKubeconfig(kubeconfig); !s.ok()) return s.error();
+  kube::KubeconfigSource src;
+  src.explicit_path = kubeconfig.string();
+  auto conns = kube::LoadConnections(src, {});
+  fs::remove(kubeconfig);
+  if (!conns.ok()) return conns.error();
+  return kube::MakeTransport(conns->front());
+}
 
 Status FakeApiServer::WriteKubeconfig(const fs::path& path, const KubeconfigOptions& opts) const {
   const Impl& s = *impl_;

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpuattr/kube/transport.h"
 #include "gpuattr/util/status.h"
 #include "support/scenario.h"
 #include "support/test_certs.h"
@@ -81,6 +82,9 @@ class FakeApiServer {
   // 0600.
   Status WriteKubeconfig(const std::filesystem::path& path,
                          const KubeconfigOptions& opts = {}) const;
+  // A transport to this server as gpuattr makes one: through a kubeconfig written to a
+  // temporary file (removed again), read by kube::LoadConnections.
+  Result<std::unique_ptr<kube::Transport>> MakeTransport() const;
 
   // ---- Request log (thread-safe).
   std::vector<RequestRecord> Requests() const;

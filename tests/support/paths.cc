@@ -19,6 +19,15 @@ std::optional<std::filesystem::path> RealFixturesDir() {
   return std::nullopt;
 }
 
+std::string CMakeCacheEntry(const std::string& key, const std::string& fallback) {
+  std::ifstream cache(std::filesystem::path(GPUATTR_BINARY_DIR) / "CMakeCache.txt");
+  const std::string prefix = key + ":INTERNAL=";
+  std::string line;
+  while (std::getline(cache, line))
+    if (line.rfind(prefix, 0) == 0) return line.substr(prefix.size());
+  return fallback;
+}
+
 std::string ReadFile(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read " + path.string());

@@ -12,5 +12,8 @@ std::filesystem::path FixturePath(const std::string& relative);  // fixtures/<re
 // ../shared/fixtures-real when it exists (tests must still pass without it).
 std::optional<std::filesystem::path> RealFixturesDir();
 std::string ReadFile(const std::filesystem::path& path);  // throws std::runtime_error if unreadable
+// The value of `key` in this build's CMakeCache.txt (e.g. CMAKE_COMMAND, CMAKE_CPACK_COMMAND: the
+// tools of the cmake that configured it), else `fallback`.
+std::string CMakeCacheEntry(const std::string& key, const std::string& fallback);
 
 }  // namespace gpuattr::testing
