@@ -656,6 +656,81 @@ def inference():
     return d
 
 
+def chargeback():
+    """What it costs (docs/accounting.md): GPU-hours and cost over the selected time range on the three
+    bases, per namespace and team, the idle rest, waste, and the prices they were counted at."""
+    d = Dashboard("gpuattr-chargeback", "gpuattr / Chargeback",
+                  "What each namespace's and team's GPUs cost over the selected time range, on three bases "
+                  "(allocation: what the scheduler handed out; memory: GPU memory occupied; usage: compute used), "
+                  "the idle rest and the waste (allocation − usage). Cost needs prices (accounting.prices); "
+                  "GPU-hours are counted for every card.", variables=("cluster",))
+    rng = "[$__range]"
+
+    def hours(family, basis, by, scope=C):
+        return f"sum by ({by}) (increase({family}{{{scope}, basis=\"{basis}\"}}{rng}))"
+
+    d.stat("GPU-hours held", "Allocation basis: the GPU-hours the scheduler handed out to pods in the range.",
+           hours("gpuattr_namespace_gpu_hours_total", "allocation", "cluster"), "short", NEUTRAL, decimals=1)
+    d.stat("Cost held", "Allocation basis at the configured prices (priced cards only).",
+           hours("gpuattr_namespace_cost_total", "allocation", "cluster, currency"), "short", NEUTRAL,
+           decimals=2, legend="{{cluster}} {{currency}}")
+    d.stat("Idle GPU-hours", "Allocation basis: the cards' hours no pod held in the range.",
+           hours("gpuattr_node_idle_gpu_hours_total", "allocation", "cluster"), "short", IDLE_GPU_EQ, decimals=1)
+    d.stat("Waste", "GPU-hours held but not used for compute in the range: allocation − usage over the pods.",
+           hours("gpuattr_namespace_gpu_hours_total", "allocation", "cluster") + " - " +
+           hours("gpuattr_namespace_gpu_hours_total", "usage", "cluster"), "short", IDLE_GPU_EQ, decimals=1)
+    ns = "cluster, namespace"
+    d.table("GPU-hours and cost per namespace", "Over the selected range, per basis. Waste = allocation − usage "
+            "(negative when a pod on a shared GPU used more than the replica it holds). Cost covers priced cards "
+            "only.", [
+        ("allocation h", hours("gpuattr_namespace_gpu_hours_total", "allocation", ns), "short"),
+        ("memory h", hours("gpuattr_namespace_gpu_hours_total", "memory", ns), "short"),
+        ("usage h", hours("gpuattr_namespace_gpu_hours_total", "usage", ns), "short"),
+        ("waste h", hours("gpuattr_namespace_gpu_hours_total", "allocation", ns) + " - " +
+         hours("gpuattr_namespace_gpu_hours_total", "usage", ns), "short"),
+        ("allocation cost", hours("gpuattr_namespace_cost_total", "allocation", ns), "short"),
+        ("memory cost", hours("gpuattr_namespace_cost_total", "memory", ns), "short"),
+        ("usage cost", hours("gpuattr_namespace_cost_total", "usage", ns), "short"),
+    ], h=9, sort="allocation h", links=[("namespace", [
+        link("Pods of ${__data.fields.namespace}", "gpuattr-pods",
+             [("cluster", "${__data.fields.cluster}"), ("namespace", "${__data.fields.namespace}")])])])
+    teams = f"max by (cluster, namespace, label_team) (gpuattr_namespace_labels{{{C}}})"
+
+    def per_team(family, basis):
+        return (f"sum by (cluster, label_team) (increase({family}{{{C}, basis=\"{basis}\"}}{rng})"
+                f" * on (cluster, namespace) group_left (label_team) {teams})")
+
+    d.table("GPU-hours and cost per team", "Namespaces grouped by their `team` label "
+            "(accounting.namespace_labels; empty: no team label).", [
+        ("allocation h", per_team("gpuattr_namespace_gpu_hours_total", "allocation"), "short"),
+        ("memory h", per_team("gpuattr_namespace_gpu_hours_total", "memory"), "short"),
+        ("usage h", per_team("gpuattr_namespace_gpu_hours_total", "usage"), "short"),
+        ("allocation cost", per_team("gpuattr_namespace_cost_total", "allocation"), "short"),
+        ("memory cost", per_team("gpuattr_namespace_cost_total", "memory"), "short"),
+        ("usage cost", per_team("gpuattr_namespace_cost_total", "usage"), "short"),
+    ], w=14, h=8, sort="allocation h")
+    d.table("Prices", "The price of one GPU-hour of each priced card (the first accounting.prices rule that "
+            "matches it). Unpriced cards are not listed: the status page names them.", [
+        ("per GPU-hour", f"gpuattr_card_price_per_hour{{{C}}}", "short"),
+    ], w=10, h=8, hide=("uuid",))
+    d.row("Day by day")
+    daily = C  # the recording rules keep job and instance
+    d.timeseries("GPU-hours per day by basis", "The recording rules' daily totals (increase over the last 24 h "
+                 "at each point): pods on each basis, and the idle rest of the cards.", [
+        (f"sum by (cluster, basis) (namespace_basis:gpuattr_gpu_hours:increase1d{{{daily}}})", "{{cluster}} {{basis}}"),
+        (f"sum by (cluster, basis) (cluster_basis:gpuattr_idle_gpu_hours:increase1d{{{daily}}})",
+         "{{cluster}} idle ({{basis}})"),
+    ], "short")
+    d.timeseries("Cost per day per namespace", "Allocation basis, from the recording rules' daily totals.", [
+        (f"sum by (cluster, namespace, currency) (namespace_basis_currency:gpuattr_cost:increase1d{{{daily}, "
+         f"basis=\"allocation\"}})", "{{cluster}} {{namespace}} {{currency}}"),
+    ], "short", stack=True)
+    d.bars("Idle GPU-hours per node", "Allocation basis over the selected range: the cards' hours no pod held.",
+           f"sort_desc({hours('gpuattr_node_idle_gpu_hours_total', 'allocation', 'cluster, node')})",
+           "{{cluster}} {{node}}", "short", NEUTRAL, w=24)
+    return d
+
+
 def self_dash():
     d = Dashboard("gpuattr-self", "gpuattr / gpuattr itself",
                   "Is gpuattr healthy: clusters reached, data age, cycle duration, exporters found, scrape "
@@ -739,7 +814,7 @@ def self_dash():
     return d
 
 
-BUILDERS = (namespaces, pods, devices, idle, allocation, pending, inference, self_dash)
+BUILDERS = (namespaces, pods, devices, idle, allocation, pending, inference, chargeback, self_dash)
 
 
 def main():

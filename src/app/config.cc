@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "config_values.h"
+#include "gpuattr/accounting/teams.h"
 #include "gpuattr/app/settings.h"
 #include "gpuattr/util/strings.h"
 #include "gpuattr/util/yaml_reader.h"
@@ -169,6 +170,9 @@ Result<Config> LoadConfig(const CommandLine& flags, std::string_view file_name,
     return Invalid(
         "metric_allowlist (--metric-allowlist) and metric_denylist (--metric-denylist) are "
         "mutually exclusive, as in kube-state-metrics: set only one of them");
+  if (Status s = accounting::CheckNamespaceLabelNames(cfg.accounting.namespace_labels); !s)
+    return Invalid((file_name.empty() ? std::string() : std::string(file_name) + ": ") +
+                   "accounting.namespace_labels: " + s.message());
   if (cfg.rightsizing.min_observation > cfg.rightsizing.window)
     return Invalid(
         (file_name.empty() ? std::string() : std::string(file_name) + ": ") +

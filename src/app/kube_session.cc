@@ -187,7 +187,7 @@ model::CycleResult KubeClusterSession::RunCycle() {
     stages_.ledger.BreakInterval();
     if (options_.state_file) options_.state_file->Save(cluster_, stages_.ledger.state());
   }
-  for (const kube::DraKindStatus& d : cache_->DraStatuses())
+  for (const kube::DraKindStatus& d : cache_->OptionalStatuses())
     if (!d.note.empty()) result.notes.push_back("cluster \"" + cluster_ + "\": " + d.note);
   result.apiserver_requests = ToPublishCounts(client_->RequestCounts());
   return result;

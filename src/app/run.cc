@@ -128,6 +128,9 @@ std::shared_ptr<const model::Snapshot> CycleLoop::PublishLocked(double now) {
   snap->generated_unix_seconds = now;
   snap->clusters = state_;
   snap->config_reload = config_reload_;
+  if (options_.refusals)
+    for (const auto& [reason, count] : options_.refusals->Counts())
+      snap->http_refusals.emplace_back(reason, count);
   store_->Publish(snap);
   return snap;
 }

@@ -36,8 +36,10 @@ Result<http::ServerOptions> ServerOptionsFor(const Config& config) {
   return so;
 }
 
-LoopOptions LoopOptionsFor(const Config& config, model::ConfigReload reload, bool first) {
+LoopOptions LoopOptionsFor(const Config& config, model::ConfigReload reload, bool first,
+                           std::shared_ptr<const http::RefusalCounters> refusals) {
   LoopOptions o;
+  o.refusals = std::move(refusals);
   o.stale_after = config.stale_after;
   o.interval = config.interval;
   o.config_reload = reload;
@@ -90,6 +92,9 @@ int Serve(Config config, SessionList sessions, const SessionFactory& factory,
   }
   auto store = std::make_shared<metrics::SnapshotStore>();
   store->SetFamilyFilter(std::move(*filter));
+  // One set of refusal counters for the process: a reload's new listener keeps counting in it.
+  auto refusals = std::make_shared<http::RefusalCounters>();
+  server_options->refusals = refusals;
   auto server = http::MetricsServer::Start(*server_options, store);
   if (!server.ok()) {
     err << "gpuattr: " << server.error().message << "\n";
@@ -102,7 +107,7 @@ int Serve(Config config, SessionList sessions, const SessionFactory& factory,
     std::optional<NextConfig> next;
     {
       CycleLoop loop(std::move(sessions), store, SystemClock(),
-                     LoopOptionsFor(config, reloads, first));
+                     LoopOptionsFor(config, reloads, first, refusals));
       const LoopEnd end = loop.RunUntilShutdown(config.interval, [&] {
         log::Info("reloading the configuration (SIGHUP)");
         auto loaded = LoadNext(reload);
@@ -135,6 +140,7 @@ int Serve(Config config, SessionList sessions, const SessionFactory& factory,
     }
     sessions = std::move(*fresh);
     (*server)->Stop();  // the listener and its security may have changed
+    next->server.refusals = refusals;
     auto restarted = http::MetricsServer::Start(next->server, store);
     if (!restarted.ok()) {
       err << "gpuattr: after a reload: " << restarted.error().message << "\n";

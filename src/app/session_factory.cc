@@ -27,15 +27,15 @@ discovery::Pins PinsFromConfig(const std::vector<TargetPin>& targets) {
 
 KubeSessionOptions SessionOptionsFromConfig(const Config& config) {
   KubeSessionOptions o;
+  o.cache.namespaces = true;  // the teams of the bill (accounting.namespace_labels)
   o.discovery.pins = PinsFromConfig(config.targets);
   o.discovery.scrape.concurrency = static_cast<size_t>(std::max(1, config.scrape.concurrency));
   o.discovery.scrape.timeout = config.scrape.timeout;
   const LimitsConfig& l = config.scrape.limits;
-  o.discovery.scrape.limits = {static_cast<size_t>(l.body_bytes), static_cast<size_t>(l.samples),
-                               static_cast<size_t>(l.devices_per_node),
-                               static_cast<size_t>(l.pods_per_device),
-                               static_cast<size_t>(l.models_per_server),
-                               static_cast<size_t>(l.total_bytes)};
+  o.discovery.scrape.limits = {
+      static_cast<size_t>(l.body_bytes),        static_cast<size_t>(l.samples),
+      static_cast<size_t>(l.devices_per_node),  static_cast<size_t>(l.pods_per_device),
+      static_cast<size_t>(l.models_per_server), static_cast<size_t>(l.total_bytes)};
   o.discovery.trust_rules = config.discovery.trust.exporters;
   o.discovery.exporter_namespaces = config.discovery.trust.exporter_namespaces;
   o.discovery.ttls.result = config.discovery.cache;
@@ -61,6 +61,7 @@ KubeSessionOptions SessionOptionsFromConfig(const Config& config) {
     o.stages.prices = std::make_shared<const accounting::PriceList>(std::move(*prices));
   o.stages.currency = config.accounting.currency;
   o.stages.bases = config.accounting.bases;
+  o.stages.namespace_labels = config.accounting.namespace_labels;
   o.interval = config.interval;  // the cache's sync window is 2 intervals
   // A missed cycle or a quick restart still integrates; a longer gap adds no invented joules.
   o.ledger.max_gap_seconds =

@@ -48,6 +48,13 @@ Result<accounting::Basis> BasisItem(const yaml::Reader& r, const YAML::Node& nod
   return *basis;
 }
 
+Result<std::string> LabelNameItem(const yaml::Reader& r, const YAML::Node& node,
+                                  const std::string& path) {
+  if (!node.IsScalar() || Trim(node.Scalar()).empty())
+    return r.Fail(path, "expected a namespace label name, e.g. team");
+  return std::string(Trim(node.Scalar()));
+}
+
 }  // namespace
 
 std::vector<Setting> AccountingSettings() {
@@ -71,6 +78,13 @@ std::vector<Setting> AccountingSettings() {
             .help = "GPU-hour bases to publish: allocation, memory, usage.",
             .default_text = "[allocation, memory, usage]"},
            MEMBER(accounting.bases), BasisItem),
+      List({.key = "accounting.namespace_labels",
+            .value_name = "LIST",
+            .group = G::kAccounting,
+            .help = "namespace labels published as gpuattr_namespace_labels{label_<name>} (the "
+                    "teams of the bill); needs list and watch on namespaces.",
+            .default_text = "[team]"},
+           MEMBER(accounting.namespace_labels), LabelNameItem),
   };
 }
 

@@ -1,6 +1,7 @@
 #include "gpuattr/app/stages.h"
 
 #include "gpuattr/accounting/accounting.h"
+#include "gpuattr/accounting/teams.h"
 #include "gpuattr/allocation/allocation.h"
 #include "gpuattr/health/health.h"
 
@@ -62,6 +63,10 @@ model::CycleOutput RunStages(const CycleInput& input, StageState& state,
                               out.ledger);
   out.ledger.bases = params.bases;
   out.rightsizing = state.rightsizing.Record(out.attribution, objects, input.now_unix);
+  // Every shard sees every namespace: shard 0 alone publishes them, so that a join on
+  // (cluster, namespace) finds one series.
+  if (!input.shard.sharded() || input.shard.index == 0)
+    out.namespace_labels = accounting::TeamLabelsOf(objects.namespaces, params.namespace_labels);
   return out;
 }
 

@@ -183,6 +183,7 @@ bool MetricsServer::Impl::EvictOldestReader() {
       oldest = c.get();
   if (!oldest) return false;
   log::Debug("connection slots full: closing the connection that waited longest for a request");
+  refusals->Add(Refusal::kEvicted);
   oldest->dead = true;
   return true;
 }
@@ -216,6 +217,7 @@ void MetricsServer::Impl::Accept(Steady::time_point now) {
         conns.begin(), conns.end(), [&](const auto& o) { return !o->dead && o->peer == c->peer; });
     if (static_cast<size_t>(same_peer) >= opt.limits.max_connections_per_peer) {
       log::Debug("too many connections from one address: closed at once");
+      refusals->Add(Refusal::kPerPeerLimit);
       continue;
     }
     int one = 1;
@@ -257,9 +259,12 @@ void MetricsServer::Impl::Advance(Conn& c, Steady::time_point now) {
 
 void MetricsServer::Impl::Expire(Conn& c, Steady::time_point now) {
   if (c.phase == Phase::kReading && !c.in.empty()) {
+    refusals->Add(Refusal::kHeadTimeout);
     Respond(c, Refuse({408, "the request head did not arrive in time"}, false), now);
     return;
   }
+  if (c.phase == Phase::kHandshake) refusals->Add(Refusal::kTlsHandshake);
+  if (c.phase == Phase::kWriting) refusals->Add(Refusal::kSlowReader);
   c.dead = true;  // a handshake or an idle keep-alive that timed out, a write or a linger
 }
 
@@ -273,6 +278,7 @@ void MetricsServer::Impl::Handshake(Conn& c, Steady::time_point now) {
   Io io = TlsResult(c.ssl, rc);
   if (io == Io::kClosed) {
     log::Debug("TLS handshake failed");
+    refusals->Add(Refusal::kTlsHandshake);
     c.dead = true;
     return;
   }
@@ -306,6 +312,7 @@ void MetricsServer::Impl::Read(Conn& c, Steady::time_point now) {
   if (state == HeadScanner::State::kRejected) {
     HttpError e = c.scanner.error();
     if (e.reason.empty()) e = {431, "request head too large"};
+    refusals->Add(Refusal::kBadRequest);
     return Respond(c, Refuse(e, false), now);
   }
   Dispatch(c, now);
@@ -315,23 +322,29 @@ void MetricsServer::Impl::Dispatch(Conn& c, Steady::time_point now) {
   const size_t n = c.scanner.head_size();
   ParsedHead parsed = ParseRequestHead(std::string_view(c.in).substr(0, n));
   c.in.erase(0, n);
-  if (!parsed.head) return Respond(c, Refuse(parsed.error, false), now);
+  if (!parsed.head) {
+    refusals->Add(Refusal::kBadRequest);
+    return Respond(c, Refuse(parsed.error, false), now);
+  }
   RequestHead& head = *parsed.head;
   if (auto refused = Admit(head, loopback)) {
     log::Debug("request refused", {{"status", refused->status}, {"reason", refused->reason}});
+    refusals->Add(Refusal::kBadRequest);
     return Respond(c, Refuse(*refused, head.method == "HEAD"), now);
   }
   c.requests++;
   const bool close =
       c.health_only || !head.KeepAlive() || c.requests >= opt.limits.max_requests_per_connection;
   if (AnswerHealth(c, head, close, now)) return;
-  if (c.health_only)
+  if (c.health_only) {
+    refusals->Add(Refusal::kHealthSlotOnly);
     return Respond(c,
                    Refuse({503,
                            "every connection slot is busy; only /healthz and /readyz are "
                            "answered on this one"},
                           head.method == "HEAD"),
                    now);
+  }
   c.phase = Phase::kWorking;
   {
     std::lock_guard<std::mutex> lock(mu);

@@ -124,12 +124,17 @@ std::optional<Response> MetricsServer::Impl::Handle(Job& job) {
   const std::string* header = job.head.Header("authorization");
   const AuthVerdict verdict = header ? auth->CheckRemembered(*header) : AuthVerdict::kRejected;
   if (verdict == AuthVerdict::kAccepted) return Build(job);
-  if (verdict == AuthVerdict::kRejected) return Unauthorized(head_only, job.close);
+  if (verdict == AuthVerdict::kRejected) {
+    refusals->Add(Refusal::kUnauthorized);
+    return Unauthorized(head_only, job.close);
+  }
   // bcrypt takes 0.1-0.2 s: one thread does it, so that wrong passwords never hold every worker
   // while remembered ones wait behind them (docs/security.md#serving).
   std::lock_guard<std::mutex> lock(mu);
-  if (bcrypt_jobs.size() >= kBcryptQueue)
+  if (bcrypt_jobs.size() >= kBcryptQueue) {
+    refusals->Add(Refusal::kLoginQueueFull);
     return Refuse({503, "too many logins are being checked; retry shortly"}, head_only);
+  }
   bcrypt_jobs.push_back(std::move(job));
   bcrypt_cv.notify_one();
   return std::nullopt;
@@ -146,9 +151,12 @@ void MetricsServer::Impl::CheckPasswords() {
       bcrypt_jobs.pop_front();
     }
     const std::string* header = job.head.Header("authorization");
-    Finish(job.id, header && auth->Check(*header)
-                       ? Build(job)
-                       : Unauthorized(job.head.method == "HEAD", job.close));
+    if (header && auth->Check(*header)) {
+      Finish(job.id, Build(job));
+      continue;
+    }
+    refusals->Add(Refusal::kUnauthorized);
+    Finish(job.id, Unauthorized(job.head.method == "HEAD", job.close));
   }
 }
 
@@ -188,6 +196,7 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(
     const ServerOptions& opt, std::shared_ptr<const metrics::SnapshotStore> store) {
   auto impl = std::make_unique<Impl>();
   impl->opt = opt;
+  impl->refusals = opt.refusals ? opt.refusals : std::make_shared<RefusalCounters>();
   impl->store = std::move(store);
   if (opt.tls) {
     auto ctx = MakeServerTlsContext(*opt.tls);

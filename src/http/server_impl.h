@@ -89,6 +89,7 @@ struct MetricsServer::Impl {
   SslCtxPtr tls;
   std::unique_ptr<BasicAuth> auth;
   PageCache pages;
+  std::shared_ptr<RefusalCounters> refusals;  // never null once started
   RouteContext routes;
   int listen_fd = -1;
   int wake_fd = -1;

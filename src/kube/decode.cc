@@ -373,6 +373,17 @@ Result<Service> DecodeService(JsonValue j) {
   });
 }
 
+Result<Namespace> DecodeNamespace(JsonValue j) {
+  return Guard("namespace", j, false, [&]() -> Result<Namespace> {
+    Namespace n;
+    Meta m = DecodeMeta(j);
+    n.name = std::move(m.name);
+    n.resource_version = std::move(m.resource_version);
+    if (auto meta = Object(j, "metadata", "")) n.labels = StringMap(*meta, "labels", "metadata");
+    return n;
+  });
+}
+
 // ---- resource.k8s.io (DRA) ----------------------------------------------------------------------
 
 namespace {

@@ -104,6 +104,7 @@ struct ObjectCache::Informer {
 // readers never see a watcher die). Fields below `thread` are guarded by the cache's mu_.
 struct ObjectCache::DraKind {
   std::string resource;
+  bool dra = true;  // a resource.k8s.io kind; else a core v1 kind (namespaces)
   std::unique_ptr<Store> store;
   std::thread thread;
   DraState state = DraState::kResolving;
@@ -150,6 +151,11 @@ ObjectCache::ObjectCache(std::shared_ptr<ApiClient> client, ObjectCacheOptions o
                                                            &ClusterObjects::resource_claims),
                "resourceclaims");
   }
+  if (options_.namespaces) {
+    AddDraKind(std::make_unique<TypedStore<Namespace>>(*this, &DecodeNamespace,
+                                                       &ClusterObjects::namespaces),
+               "namespaces", false);
+  }
 }
 
 ObjectCache::~ObjectCache() { Stop(); }
@@ -166,9 +172,10 @@ void ObjectCache::AddInformer(std::unique_ptr<Store> store, ResourceSpec spec) {
   informers_.push_back(std::move(inf));
 }
 
-void ObjectCache::AddDraKind(std::unique_ptr<Store> store, std::string resource) {
+void ObjectCache::AddDraKind(std::unique_ptr<Store> store, std::string resource, bool dra) {
   auto kind = std::make_unique<DraKind>();
   kind->resource = std::move(resource);
+  kind->dra = dra;
   kind->store = std::move(store);
   dra_kinds_.push_back(std::move(kind));
 }
@@ -199,11 +206,18 @@ Result<std::vector<std::string>> ObjectCache::ResolveDraVersions() {
 
 namespace {
 
-// The note of a DRA kind the apiserver refuses to list (403): what, where, and the fix.
-std::string ForbiddenNote(const std::string& resource, const std::string& version,
+// The note of an optional kind the apiserver refuses to list (403): what, where, what is
+// missing without it, and the fix.
+std::string ForbiddenNote(bool dra, const std::string& resource, const std::string& version,
                           std::chrono::milliseconds retry, const std::string& error) {
-  return "DRA " + resource + " (" + std::string(kDraGroup) + "/" + version +
-         ") not read, retried every " +
+  const std::string what =
+      dra ? "DRA " + resource + " (" + std::string(kDraGroup) + "/" + version + ")"
+          : resource + " (" + version + ")";
+  const std::string missing =
+      dra ? ""
+          : " (without them no namespace labels: gpuattr_namespace_labels and the teams of "
+            "the bill are absent)";
+  return what + " not read" + missing + ", retried every " +
          std::to_string(std::chrono::duration_cast<std::chrono::minutes>(retry).count()) +
          " min: " + error + "; the ClusterRole gpuattr-reader there grants list and watch on it";
 }
@@ -238,9 +252,10 @@ ListWatcher& ObjectCache::DraWatcherAt(DraKind& kind, const std::string& version
   if (slot == nullptr) {
     WatchOptions wo = options_.watch;
     wo.return_on_refusal = true;
-    slot = std::make_unique<ListWatcher>(
-        *client_, ResourceSpec{kind.resource, DraListPath(version, kind.resource)}, *kind.store,
-        wo);
+    const std::string path =
+        kind.dra ? DraListPath(version, kind.resource) : "/api/" + version + "/" + kind.resource;
+    slot =
+        std::make_unique<ListWatcher>(*client_, ResourceSpec{kind.resource, path}, *kind.store, wo);
     slot->OnSynced([this, &kind] {
       std::lock_guard<std::mutex> inner(mu_);
       kind.state = DraState::kWatching;  // a grant may have ended a forbidden spell
@@ -258,13 +273,16 @@ ListWatcher& ObjectCache::DraWatcherAt(DraKind& kind, const std::string& version
 
 void ObjectCache::WaitOutForbidden(DraKind& kind, const std::string& version,
                                    const std::string& error) {
-  std::string note = ForbiddenNote(kind.resource, version, options_.dra_forbidden_retry, error);
+  std::string note =
+      ForbiddenNote(kind.dra, kind.resource, version, options_.dra_forbidden_retry, error);
   bool first = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     first = kind.state != DraState::kForbidden;
   }
-  if (first) log::Warn("DRA forbidden", {{"cluster", client_->ClusterName()}, {"note", note}});
+  if (first)
+    log::Warn(kind.dra ? "DRA forbidden" : "forbidden",
+              {{"cluster", client_->ClusterName()}, {"note", note}});
   SetDraState(kind, DraState::kForbidden, version, note, "");
   client_->clock().SleepFor(options_.dra_forbidden_retry, &stop_);
   // Ask again at the same version: a grant may have been added meanwhile.
@@ -274,15 +292,16 @@ void ObjectCache::WaitOutForbidden(DraKind& kind, const std::string& version,
   }
 }
 
-// One DRA kind's life: resolve the versions, then LIST/WATCH at the first that does not answer
-// 404. 404 everywhere: skipped for good (no retries). 403: one note, asked again after
-// dra_forbidden_retry. Other errors are the ListWatcher's usual backoff.
+// One optional kind's life: resolve the versions (a core kind has one: v1), then LIST/WATCH at
+// the first that does not answer 404. 404 everywhere: skipped for good (no retries). 403: one
+// note, asked again after dra_forbidden_retry. Other errors are the ListWatcher's usual backoff.
 void ObjectCache::RunDraKind(DraKind& kind) {
-  const std::vector<std::string> versions = DraVersionsToTry(kind);
+  const std::vector<std::string> versions =
+      kind.dra ? DraVersionsToTry(kind) : std::vector<std::string>{"v1"};
   size_t next = 0;
   while (!stop_.stopped()) {
     if (next >= versions.size()) {
-      log::Info("DRA not served, skipped",
+      log::Info(kind.dra ? "DRA not served, skipped" : "not served, skipped",
                 {{"cluster", client_->ClusterName()}, {"resource", kind.resource}});
       SetDraState(kind, DraState::kAbsent, "", "", "");
       return;
@@ -433,6 +452,12 @@ std::vector<std::string> KindsOutOfSync(const std::vector<KindStatus>& kinds, do
 }
 
 std::vector<DraKindStatus> ObjectCache::DraStatuses() const {
+  std::vector<DraKindStatus> out = OptionalStatuses();
+  std::erase_if(out, [](const DraKindStatus& d) { return d.resource == "namespaces"; });
+  return out;
+}
+
+std::vector<DraKindStatus> ObjectCache::OptionalStatuses() const {
   std::vector<DraKindStatus> out;
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& kind : dra_kinds_) {
@@ -453,7 +478,7 @@ std::vector<DraKindStatus> ObjectCache::DraStatuses() const {
 }
 
 bool ObjectCache::DraSettled() const {
-  for (const DraKindStatus& d : DraStatuses()) {
+  for (const DraKindStatus& d : OptionalStatuses()) {
     const bool settled = d.state == DraState::kOff || d.state == DraState::kAbsent ||
                          d.state == DraState::kForbidden || d.synced || !d.last_error.empty();
     if (!settled) return false;

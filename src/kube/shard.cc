@@ -34,6 +34,7 @@ ClusterObjects ShardObjects(const ClusterObjects& objects, const Shard& shard) {
     if (OwnsNode(shard, slice.node_name)) out.resource_slices.emplace(name, slice);
   out.services = objects.services;
   out.resource_claims = objects.resource_claims;
+  out.namespaces = objects.namespaces;
   return out;
 }
 

@@ -1,6 +1,12 @@
 // Accounting group: GPU-hours counters of pods, namespaces and nodes' idle, one series per basis,
-// from each cluster's LedgerView (docs/accounting.md#counters).
+// from each cluster's LedgerView (docs/accounting.md#counters), and the namespaces' team labels
+// (docs/accounting.md#teams).
 #include "gpuattr/metrics/accounting.h"
+
+#include <map>
+#include <string>
+
+#include "gpuattr/accounting/teams.h"
 
 namespace gpuattr::metrics {
 namespace {
@@ -36,12 +42,35 @@ constexpr FamilySpec kCardPrice{
     "Price of one GPU-hour of the card, from the first accounting.prices rule that matches it; "
     "absent for an unpriced card."};
 
-constexpr FamilySpec kFamilies[] = {kPodHours,      kNamespaceHours, kNodeIdleHours, kPodCost,
-                                    kNamespaceCost, kNodeIdleCost,   kCardPrice};
+constexpr FamilySpec kNamespaceLabels{
+    "gpuattr_namespace_labels", MetricType::kGauge,
+    "Always 1: one series per namespace with the labels of accounting.namespace_labels it has, "
+    "as label_<name> (kube-state-metrics' convention); join on (cluster, namespace) to group by "
+    "team."};
+
+constexpr FamilySpec kFamilies[] = {kPodHours,  kNamespaceHours, kNodeIdleHours,
+                                    kPodCost,   kNamespaceCost,  kNodeIdleCost,
+                                    kCardPrice, kNamespaceLabels};
+
+void WriteNamespaceLabels(const std::string& cluster, const accounting::NamespaceLabels& teams,
+                          FamilyWriter& w) {
+  std::map<std::string, std::string> names;  // Kubernetes label -> label_<name>, kept alive
+  for (const auto& [ns, labels] : teams)
+    for (const auto& [label, value] : labels)
+      if (!names.contains(label)) names.emplace(label, accounting::PrometheusLabelFor(label));
+  for (const auto& [ns, labels] : teams) {
+    Labels l{{"cluster", cluster}, {"namespace", ns}};
+    for (const auto& [label, value] : labels) l.emplace(names.at(label), value);
+    w.Add(kNamespaceLabels, l, 1);
+  }
+}
 
 void Build(const model::Snapshot& s, FamilyWriter& w) {
-  for (const model::ClusterSnapshot& c : s.clusters)
-    if (c.latest.output) WriteAccounting(c.latest.output->ledger, w);
+  for (const model::ClusterSnapshot& c : s.clusters) {
+    if (!c.latest.output) continue;
+    WriteAccounting(c.latest.output->ledger, w);
+    WriteNamespaceLabels(c.cluster, c.latest.output->namespace_labels, w);
+  }
 }
 
 // One family's series, per published basis: the hours, or the cost (with `currency`) of those

@@ -12,8 +12,8 @@ constexpr FamilySpec kDevicesInUse{
     "Distinct devices (whole GPUs or MIG slices) the namespace's pods use."};
 constexpr FamilySpec kGpuEq{
     "gpuattr_namespace_gpu_equivalents", MetricType::kGauge,
-    "Sum of gpuattr_pod_gpu_equivalents over the namespace's pods (whole GPU 1, MIG slice g / sum "
-    "g of its card, times the pod's share of a shared device)."};
+    "Sum of gpuattr_pod_gpu_equivalents over the namespace's pods (whole GPU 1, MIG slice g / G "
+    "of its card model, times the pod's share of a shared device)."};
 constexpr FamilySpec kGpuPods{
     "gpuattr_namespace_gpu_pods", MetricType::kGauge,
     "Pods of the namespace holding GPU resources: nvidia.com/ devices or time-slicing replicas, "

@@ -11,8 +11,9 @@ constexpr FamilySpec kPodDevice{
     "Always 1: the pod uses the device. sharing: exclusive (alone on a whole GPU), mig (alone on "
     "a MIG slice), time_sliced (more than one pod on the device, or a node time-slicing that kind "
     "of device: nvidia.com/gpu.shared or nvidia.com/mig-<profile>.shared above 0, or labelled "
-    "<resource>.replicas > 1; a .shared resource at 0 shares nothing), unrequested (seen by a "
-    "per-process exporter without requesting any GPU)."};
+    "<resource>.replicas > 1, or GKE time-sharing; a .shared resource at 0 shares nothing), mps "
+    "(the device plugin's or GKE's MPS sharing), hami (a HAMi vGPU share of a physical card), "
+    "unrequested (seen by a per-process exporter without requesting any GPU)."};
 constexpr FamilySpec kUtil{
     "gpuattr_pod_utilization_ratio", MetricType::kGauge,
     "Pod GPU busy ratio 0..1: per-process exporter: max of its processes' "
@@ -37,8 +38,9 @@ constexpr FamilySpec kDevices{"gpuattr_pod_devices", MetricType::kGauge,
                               "Devices (whole GPUs or MIG slices) the pod uses."};
 constexpr FamilySpec kGpuEq{
     "gpuattr_pod_gpu_equivalents", MetricType::kGauge,
-    "Whole-GPU equivalents the pod uses: 1 per whole GPU, g / sum g of the card per MIG slice, "
-    "times the pod's share of a shared device."};
+    "Whole-GPU equivalents the pod uses: 1 per whole GPU, g / G per MIG slice (G: the card "
+    "model's compute slices, 7 on A100/H100/H200/B200, 4 on A30; else the sum of g of the card's "
+    "slices), times the pod's share of a shared device."};
 constexpr FamilySpec kAttribution{
     "gpuattr_pod_attribution", MetricType::kGauge,
     "Always 1; method tells how the pod's figures were attributed: process (per-process "

@@ -35,14 +35,23 @@ constexpr FamilySpec kReloadTime{
     "gpuattr_config_last_reload_success_timestamp_seconds", MetricType::kGauge,
     "Unix time of the latest successful configuration reload, or of the start."};
 
-constexpr FamilySpec kFamilies[] = {kBuildInfo,     kClusterUp,   kLastCycle,        kCycleDuration,
-                                    kCycleInterval, kApiRequests, kReloadSuccessful, kReloadTime};
+constexpr FamilySpec kHttpRefused{
+    "gpuattr_http_refused_total", MetricType::kCounter,
+    "Connections and requests gpuattr's HTTP server turned away or cut off since it started, by "
+    "reason (bad_request, head_timeout, tls_handshake, unauthorized, login_queue_full, "
+    "health_slot_only, evicted, per_peer_limit, slow_reader); as of the latest publication."};
+
+constexpr FamilySpec kFamilies[] = {kBuildInfo,        kClusterUp,     kLastCycle,
+                                    kCycleDuration,    kCycleInterval, kApiRequests,
+                                    kReloadSuccessful, kReloadTime,    kHttpRefused};
 
 void Build(const model::Snapshot& s, FamilyWriter& w) {
   if (s.config_reload) {
     w.Add(kReloadSuccessful, {}, s.config_reload->last_successful ? 1 : 0);
     w.Add(kReloadTime, {}, s.config_reload->last_success_unix_seconds);
   }
+  for (const auto& [reason, count] : s.http_refusals)
+    w.Add(kHttpRefused, {{"reason", reason}}, static_cast<double>(count));
   for (const model::ClusterSnapshot& c : s.clusters) {
     w.Add(kBuildInfo,
           {{"cluster", c.cluster}, {"version", build::kVersion}, {"revision", build::kRevision}},

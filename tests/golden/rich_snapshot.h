@@ -21,6 +21,7 @@ inline model::Snapshot RichSnapshot() {
   model::Snapshot s;
   s.complete = true;
   s.config_reload = model::ConfigReload{true, 1764460000};
+  s.http_refusals = {{"bad_request", 3}, {"evicted", 1}, {"unauthorized", 0}};
   model::ClusterSnapshot a;
   a.cluster = "kind-gpu";
   a.latest.up = true;
@@ -83,6 +84,7 @@ inline model::Snapshot RichSnapshot() {
   workload.gpu_equivalents = 2;
   workload.reclaimable_gpu_equivalents = 12.0 / 7;
   out.rightsizing.workloads.push_back(workload);
+  out.namespace_labels = {{"etl", {}}, {"ml", {{"example.com/owner", "ana"}, {"team", "vision"}}}};
   model::ClusterSnapshot b;
   b.cluster = "prod \"eu\"";  // label values are escaped by the serializer
   b.latest.up = false;

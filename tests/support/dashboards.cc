@@ -117,15 +117,29 @@ Result<std::vector<std::string>> RuleExpressions(const fs::path& path) {
 }
 
 std::set<std::string> GpuattrMetricNames(std::string_view expr) {
-  // Label values sit between quotes: drop quoted strings first, then take identifiers.
+  // Label values sit between quotes: drop quoted strings first, then take identifiers. A name
+  // inside a recorded series' name (level:gpuattr_x:operations) is no family of its own.
   static const std::regex quoted(R"("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')");
-  static const std::regex name(R"(\bgpuattr_[a-zA-Z0-9_]+)");
+  static const std::regex name(R"((^|[^\w:])(gpuattr_[a-zA-Z0-9_]+)(?![\w:]))");
   const std::string bare = std::regex_replace(std::string(expr), quoted, "\"\"");
   std::set<std::string> out;
   for (auto it = std::sregex_iterator(bare.begin(), bare.end(), name); it != std::sregex_iterator();
        ++it)
-    out.insert(it->str());
+    out.insert((*it)[2].str());
   return out;
+}
+
+Result<std::set<std::string>> RecordedSeries(const fs::path& path) {
+  try {
+    YAML::Node root = YAML::LoadFile(path.string());
+    std::set<std::string> out;
+    for (const auto& g : root["groups"])
+      for (const auto& r : g["rules"])
+        if (r["record"]) out.insert(r["record"].as<std::string>());
+    return out;
+  } catch (const YAML::Exception& e) {
+    return MakeError(ErrorCode::kInvalidArgument, path.string() + ": " + e.what());
+  }
 }
 
 std::set<std::string> MetricNames(std::string_view expr) {

@@ -41,7 +41,11 @@ std::vector<PanelQuery> DashboardAnnotationQueries(const nlohmann::json& dashboa
 // `expr` of every rule in an alert-rules file; the error names the file.
 Result<std::vector<std::string>> RuleExpressions(const std::filesystem::path& path);
 
-// gpuattr_* metric names in a PromQL expression (identifiers, not label values).
+// The names the recording rules of a rules file record (`record:`); the error names the file.
+Result<std::set<std::string>> RecordedSeries(const std::filesystem::path& path);
+
+// gpuattr_* metric names in a PromQL expression (identifiers, not label values, nor the middle
+// of a recorded series' name such as namespace:gpuattr_x:sum).
 std::set<std::string> GpuattrMetricNames(std::string_view expr);
 
 // Every metric name a PromQL expression (or a Grafana label_values() variable query) selects,

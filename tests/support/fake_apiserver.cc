@@ -52,6 +52,7 @@ constexpr ResourceInfo kResources[] = {
     {"pods", "Pod", "pod", "", true, "po"},
     {"nodes", "Node", "node", "", false, "no"},
     {"services", "Service", "service", "", true, "svc"},
+    {"namespaces", "Namespace", "namespace", "", false, "ns"},
     {"resourceslices", "ResourceSlice", "resourceslice", "resource.k8s.io", false, ""},
     {"resourceclaims", "ResourceClaim", "resourceclaim", "resource.k8s.io", true, ""},
 };

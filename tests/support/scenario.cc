@@ -136,9 +136,9 @@ Status ValidateObject(const json& obj, const std::string& where) {
     return Invalid(where + ": object has no `kind`");
   std::string kind = obj["kind"];
   if (ResourceForKind(kind).empty())
-    return Invalid(
-        where + ": kind `" + kind +
-        "` is not served by the fake (Pod, Node, Service, ResourceSlice, ResourceClaim)");
+    return Invalid(where + ": kind `" + kind +
+                   "` is not served by the fake (Pod, Node, Service, Namespace, ResourceSlice, "
+                   "ResourceClaim)");
   const json* meta = obj.contains("metadata") ? &obj["metadata"] : nullptr;
   if (!meta || !meta->is_object() || !meta->contains("name") || !(*meta)["name"].is_string() ||
       (*meta)["name"].get<std::string>().empty())
@@ -155,6 +155,7 @@ std::string ResourceForKind(const std::string& kind) {
       {"Pod", "pods"},
       {"Node", "nodes"},
       {"Service", "services"},
+      {"Namespace", "namespaces"},
       {"ResourceSlice", "resourceslices"},
       {"ResourceClaim", "resourceclaims"}};
   auto it = kResources.find(kind);
@@ -332,12 +333,12 @@ Result<std::vector<ScriptedEvent>> ParseWatchYaml(const std::string& text,
         if (ref["namespace"]) ev.ref_namespace = ref["namespace"].Scalar();
         if (!ref["name"]) return Invalid(at + ": `ref` has no `name`");
         ev.ref_name = ref["name"].Scalar();
-        static const std::set<std::string> kServed = {"pods", "nodes", "services", "resourceslices",
-                                                      "resourceclaims"};
+        static const std::set<std::string> kServed = {
+            "pods", "nodes", "services", "namespaces", "resourceslices", "resourceclaims"};
         if (!kServed.count(ev.resource))
           return Invalid(at +
-                         ": `ref` needs a served resource (pods, nodes, services, resourceslices, "
-                         "resourceclaims) or kind");
+                         ": `ref` needs a served resource (pods, nodes, services, namespaces, "
+                         "resourceslices, resourceclaims) or kind");
       }
       if (e["patch"]) {
         ev.patch = ToJson(e["patch"]);
@@ -557,8 +558,10 @@ Result<Scenario> LoadScenario(const fs::path& dir) {
   sc.name = fs::absolute(dir).lexically_normal().filename().string();
   if (sc.name.empty())
     sc.name = fs::absolute(dir).lexically_normal().parent_path().filename().string();
-  static const std::map<std::string, std::string> kObjectFiles = {
-      {"pods.yaml", "Pod"}, {"nodes.yaml", "Node"}, {"services.yaml", "Service"}};
+  static const std::map<std::string, std::string> kObjectFiles = {{"pods.yaml", "Pod"},
+                                                                  {"nodes.yaml", "Node"},
+                                                                  {"services.yaml", "Service"},
+                                                                  {"namespaces.yaml", "Namespace"}};
   bool dra_given = false;
   try {
     std::vector<fs::path> entries;

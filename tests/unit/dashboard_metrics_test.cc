@@ -57,6 +57,29 @@ TEST(DashboardMetrics, EveryDashboardFamilyIsEmitted) {
   Expect(used);
 }
 
+// A recorded series (level:metric:operations) a dashboard queries is recorded by a bundled rule.
+TEST(DashboardMetrics, EveryRecordedSeriesIsRecordedByABundledRule) {
+  std::set<std::string> recorded;
+  for (const auto& file : AlertRuleFiles()) {
+    auto names = RecordedSeries(file);
+    ASSERT_TRUE(names.ok()) << names.error().message;
+    recorded.insert(names->begin(), names->end());
+  }
+  size_t queried = 0;
+  for (const auto& file : DashboardFiles()) {
+    auto d = LoadDashboard(file);
+    ASSERT_TRUE(d.ok()) << d.error().message;
+    for (const auto& q : DashboardQueries(*d, file.filename().string()))
+      for (const auto& name : MetricNames(q.expr)) {
+        if (name.find(':') == std::string::npos) continue;
+        ++queried;
+        EXPECT_TRUE(recorded.count(name))
+            << q.Where() << " queries " << name << ", which no rule in config/prometheus records";
+      }
+  }
+  EXPECT_GT(queried, 0u) << "the Chargeback dashboard reads the recording rules";
+}
+
 TEST(DashboardMetrics, EveryAlertRuleFamilyIsEmitted) {
   std::map<std::string, std::string> used;
   ASSERT_FALSE(AlertRuleFiles().empty());

@@ -125,7 +125,8 @@ TEST(DashboardFiles, OnePerQuestionExists) {
   std::set<std::string> names;
   for (const auto& p : DashboardFiles()) names.insert(p.filename().string());
   for (const char* want : {"namespaces.json", "pods.json", "devices.json", "idle.json",
-                           "allocation.json", "pending.json", "inference.json", "self.json"})
+                           "allocation.json", "pending.json", "inference.json", "chargeback.json",
+                           "self.json"})
     EXPECT_TRUE(names.count(want)) << "grafana/dashboards/" << want << " is missing";
 }
 

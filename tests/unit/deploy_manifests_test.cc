@@ -533,7 +533,7 @@ TEST(DeployClusterRole, GrantsExactlyWhatGpuattrRequests) {
     EXPECT_FALSE(rule["resourceNames"]) << ToYaml(rule);
   }
   std::set<Grant> want;
-  for (const char* r : {"pods", "nodes", "services"})
+  for (const char* r : {"pods", "nodes", "services", "namespaces"})
     for (const char* v : {"list", "watch"}) want.insert({"", r, v});
   want.insert({"", "pods/proxy", "get"});
   want.insert({"", "services/proxy", "get"});

@@ -1,6 +1,6 @@
-// The ObjectCache's optional DRA kinds over the in-memory transport: the version from the group's
-// discovery document, the move to the next version on 404 only, quiet skipping when DRA is not
-// served, and one note (no request loop) on 403.
+// The ObjectCache's optional kinds over the in-memory transport: for the DRA kinds the version
+// from the group's discovery document, the move to the next version on 404 only, quiet skipping
+// when DRA is not served, and one note (no request loop) on 403; namespaces likewise.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -76,7 +76,7 @@ struct Harness {
     transport->SetDefault(base + "resourceclaims?watch", FakeReply::Blocking());
   }
   DraKindStatus Status(const std::string& resource) const {
-    for (const auto& d : cache->DraStatuses())
+    for (const auto& d : cache->OptionalStatuses())
       if (d.resource == resource) return d;
     ADD_FAILURE() << "no DRA kind " << resource;
     return {};
@@ -218,6 +218,52 @@ TEST(ObjectCacheDra, OffMeansNoRequest) {
   EXPECT_TRUE(cache.DraSettled());
   EXPECT_TRUE(cache.DraStatuses().empty());
   EXPECT_EQ(h.transport->CountRequests("/apis"), 0u);
+}
+
+// Namespaces (the teams of the bill) are listed and watched like the other kinds; a 403 leaves
+// them empty with one note naming what is missing and the ClusterRole, never holding up a cycle.
+TEST(ObjectCacheNamespaces, ListedAndWatchedWithTheirLabels) {
+  Harness h;
+  h.options.dra = false;
+  h.options.namespaces = true;
+  h.transport->SetDefault(
+      "/api/v1/namespaces?limit",
+      FakeReply::Json(ListJson(
+          R"({"metadata":{"name":"ml","resourceVersion":"3","labels":{"team":"vision"}}})", "4")));
+  h.transport->SetDefault("/api/v1/namespaces?watch", FakeReply::Blocking());
+  ObjectCache& cache = h.Start();
+  ASSERT_TRUE(cache.WaitSynced(10s));
+  ASSERT_TRUE(Eventually([&] { return h.Status("namespaces").synced; }));
+  EXPECT_TRUE(cache.DraSettled());
+  const auto objects = cache.Snapshot();
+  ASSERT_EQ(objects->namespaces.size(), 1u);
+  EXPECT_EQ(objects->namespaces.at("ml").labels.at("team"), "vision");
+  EXPECT_TRUE(cache.DraStatuses().empty());  // namespaces are no DRA kind
+  EXPECT_EQ(h.Status("namespaces").note, "");
+}
+
+TEST(ObjectCacheNamespaces, ForbiddenGivesOneNoteNamingWhatIsMissing) {
+  Harness h;
+  h.options.dra = false;
+  h.options.namespaces = true;
+  h.options.dra_forbidden_retry = 10min;
+  h.clock.SetBlockingSleeps(true);
+  h.transport->SetDefault("/api/v1/namespaces?limit",
+                          FakeReply::Json(R"({"kind":"Status","code":403})", 403));
+  ObjectCache& cache = h.Start();
+  ASSERT_TRUE(cache.WaitSynced(10s));  // pods alone: namespaces never hold up the cycle
+  ASSERT_TRUE(Eventually([&] { return h.Status("namespaces").state == DraState::kForbidden; }));
+  ASSERT_TRUE(Eventually([&] { return cache.DraSettled(); }));
+  const DraKindStatus d = h.Status("namespaces");
+  EXPECT_THAT(d.note, ::testing::StartsWith(
+                          "namespaces (v1) not read (without them no namespace labels: "
+                          "gpuattr_namespace_labels and the teams of the bill are absent), "
+                          "retried every 10 min: "));
+  EXPECT_THAT(d.note, HasSubstr("cannot list resource \"namespaces\""));
+  EXPECT_THAT(d.note, HasSubstr("gpuattr-reader"));
+  EXPECT_EQ(d.last_error, "");
+  EXPECT_EQ(h.transport->CountRequests("/api/v1/namespaces"), 1u);
+  EXPECT_TRUE(cache.Snapshot()->namespaces.empty());
 }
 
 }  // namespace

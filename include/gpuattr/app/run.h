@@ -30,6 +30,8 @@ struct LoopOptions {
   // False after a reload: the previous loop's snapshot stays served until this loop's first
   // cycle, instead of one that knows only the clusters' names.
   bool publish_at_start = true;
+  // The daemon's server refusals, published with every snapshot (null: none, as for --once).
+  std::shared_ptr<const http::RefusalCounters> refusals;
 };
 
 // What the loop keeps per cluster and how a cycle's result lands in it (pure; exposed for tests):

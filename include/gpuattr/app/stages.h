@@ -62,6 +62,8 @@ struct StageParams {
   std::shared_ptr<const accounting::PriceList> prices;
   std::string currency = "USD";
   std::vector<accounting::Basis> bases{accounting::kAllBases.begin(), accounting::kAllBases.end()};
+  // The namespace labels that name teams (accounting.namespace_labels).
+  std::vector<std::string> namespace_labels{"team"};
 };
 
 // What one cluster keeps from cycle to cycle.

@@ -23,6 +23,7 @@
 
 #include "gpuattr/http/basic_auth.h"
 #include "gpuattr/http/http_request.h"
+#include "gpuattr/http/refusals.h"
 #include "gpuattr/http/tls_server.h"
 #include "gpuattr/metrics/store.h"
 #include "gpuattr/util/clock.h"
@@ -65,6 +66,9 @@ struct ServerOptions {
   double page_refresh_seconds = 0;  // the status page reloads itself this often (the interval)
   std::string metrics_path = "/metrics";  // --web.telemetry-path; any other path 404s
   ServerLimits limits;
+  // Where refusals are counted (gpuattr_http_refused_total); the daemon keeps one set across
+  // reloads. Null: the server counts in a set of its own.
+  std::shared_ptr<RefusalCounters> refusals;
 };
 
 class MetricsServer {

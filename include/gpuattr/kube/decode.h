@@ -16,6 +16,7 @@ namespace gpuattr::kube {
 Result<Pod> DecodePod(JsonValue j);
 Result<Node> DecodeNode(JsonValue j);
 Result<Service> DecodeService(JsonValue j);
+Result<Namespace> DecodeNamespace(JsonValue j);
 // resource.k8s.io v1, v1beta2 and v1beta1 alike: v1beta1 nests a device's attributes and capacity
 // under `basic` and writes a request's deviceClassName/allocationMode/count inline; v1beta2 and v1
 // put them under `exactly` (or the first of `firstAvailable`).

@@ -1,9 +1,11 @@
 // ObjectCache: one informer per resource kind (pods, nodes, services), each LISTing once and then
-// WATCHing on its own thread, keeping compact records. The DRA kinds (resourceslices,
-// resourceclaims) are optional: watched at the best resource.k8s.io version served, skipped
-// quietly when none is, and never holding up WaitSynced (docs/dra.md). Snapshot() hands out an
-// immutable ClusterObjects without copying it: the records are copied only when a change arrives
-// while a snapshot is held (copy-on-write), so a steady cluster keeps one copy of its objects.
+// WATCHing on its own thread, keeping compact records. The optional kinds never hold up
+// WaitSynced and are skipped with a note when refused: the DRA kinds (resourceslices,
+// resourceclaims), watched at the best resource.k8s.io version served and skipped quietly when
+// none is (docs/dra.md), and namespaces, for their team labels (docs/accounting.md#teams).
+// Snapshot() hands out an immutable ClusterObjects without copying it: the records are copied only
+// when a change arrives while a snapshot is held (copy-on-write), so a steady cluster keeps one
+// copy of its objects.
 #pragma once
 
 #include <chrono>
@@ -37,7 +39,10 @@ struct ObjectCacheOptions {
   std::function<void()> cancel_streams;
   // Watch resource.k8s.io ResourceSlices and ResourceClaims when the apiserver serves the group.
   bool dra = true;
-  // After a 403 on a DRA kind, how long until it is asked again (a grant may come later).
+  // Watch namespaces (their labels name the teams of the bill). Optional like the DRA kinds: a
+  // 403 leaves them empty with a note. The daemon's sessions turn it on (app/session_factory.cc).
+  bool namespaces = false;
+  // After a 403 on an optional kind, how long until it is asked again (a grant may come later).
   std::chrono::milliseconds dra_forbidden_retry{std::chrono::minutes(10)};
 };
 
@@ -49,9 +54,9 @@ enum class DraState {
   kWatching,   // LIST (and WATCH) at `version`
 };
 
-// One DRA kind's state, for the status page.
+// One optional kind's state (DRA or namespaces), for the status page.
 struct DraKindStatus {
-  std::string resource;  // "resourceslices", "resourceclaims"
+  std::string resource;  // "resourceslices", "resourceclaims", "namespaces"
   DraState state = DraState::kOff;
   std::string version;  // when watching or forbidden
   bool synced = false;  // a full LIST completed at `version`
@@ -106,9 +111,12 @@ class ObjectCache {
   // KindStatuses() without the DRA kinds that never completed a LIST (optional: they do not
   // hold up the first cycle either) — what gpuattr_cluster_up's sync rule looks at.
   std::vector<KindStatus> SyncStatuses() const;
-  std::vector<DraKindStatus> DraStatuses() const;
-  // True once every DRA kind knows where it stands: off, absent, forbidden, listed, or failing
-  // (an error is recorded). The session's first cycle waits for this, not for DRA objects.
+  std::vector<DraKindStatus> DraStatuses() const;  // the DRA kinds only
+  // Every optional kind: the DRA kinds, then namespaces (when watched).
+  std::vector<DraKindStatus> OptionalStatuses() const;
+  // True once every optional kind knows where it stands: off, absent, forbidden, listed, or
+  // failing (an error is recorded). The session's first cycle waits for this, not for their
+  // objects.
   bool DraSettled() const;
   const std::string& cluster() const { return cluster_; }
 
@@ -120,7 +128,7 @@ class ObjectCache {
   struct DraKind;
 
   void AddInformer(std::unique_ptr<Store> store, ResourceSpec spec);
-  void AddDraKind(std::unique_ptr<Store> store, std::string resource);
+  void AddDraKind(std::unique_ptr<Store> store, std::string resource, bool dra = true);
   void RunDraKind(DraKind& kind);
   // RunDraKind's steps.
   void SetDraState(DraKind& kind, DraState state, std::string version, std::string note,

@@ -104,6 +104,15 @@ struct Node {
   const std::string& Key() const { return name; }
 };
 
+// A namespace: only its labels matter (teams for the bill: accounting.namespace_labels).
+struct Namespace {
+  std::string name;
+  std::string resource_version;
+  std::map<std::string, std::string> labels;
+
+  const std::string& Key() const { return name; }
+};
+
 struct ServicePort {
   std::string name;
   int32_t port = 0;
@@ -189,6 +198,8 @@ struct ClusterObjects {
   // DRA objects; empty when the cluster serves no resource.k8s.io version (or DRA is not watched).
   std::map<std::string, ResourceSlice> resource_slices;  // name
   std::map<std::string, ResourceClaim> resource_claims;  // "namespace/name"
+  // Empty when the namespaces cannot be listed (403) or are not watched.
+  std::map<std::string, Namespace> namespaces;  // name
 
   const Pod* FindPod(std::string_view ns, std::string_view name) const;
   const Node* FindNode(std::string_view name) const;

@@ -9,8 +9,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "gpuattr/accounting/teams.h"
 #include "gpuattr/allocation/types.h"
 #include "gpuattr/attribution/types.h"
 #include "gpuattr/discovery/report.h"
@@ -42,6 +44,9 @@ struct CycleOutput {
   ledger::LedgerView ledger;
   // Per workload: observations over the window and a recommendation (docs/rightsizing.md).
   rightsizing::RightsizingView rightsizing;
+  // Namespace -> its team labels (accounting.namespace_labels); empty when namespaces cannot be
+  // listed, and on every shard but shard 0.
+  accounting::NamespaceLabels namespace_labels;
 };
 
 // One cycle of one cluster, as its session reports it.
@@ -90,6 +95,8 @@ struct Snapshot {
   double generated_unix_seconds = 0;
   std::vector<ClusterSnapshot> clusters;
   std::optional<ConfigReload> config_reload;  // the daemon only (not --once)
+  // What the daemon's HTTP server refused so far, by reason (http/refusals.h); empty for --once.
+  std::vector<std::pair<std::string, uint64_t>> http_refusals;
 };
 
 }  // namespace gpuattr::model
