@@ -58,8 +58,10 @@ model::CycleOutput RunStages(const CycleInput& input, StageState& state,
   if (params.prices && !params.prices->empty())
     for (const accounting::CardAccount& c : cards)
       prices.push_back(params.prices->Price(objects.FindNode(c.node), c.model));
+  // Namespaces' labels for the daily totals: not listed yet (empty map: unknown).
+  const ledger::NamespaceLabels namespace_labels;
   state.ledger.RecordGpuHours(cards, prices, params.currency, input.now_unix, &in_cluster,
-                              out.ledger);
+                              out.ledger, namespace_labels);
   out.ledger.bases = params.bases;
   out.rightsizing = state.rightsizing.Record(out.attribution, objects, input.now_unix);
   return out;

@@ -104,6 +104,7 @@ struct AccountingConfig {
   std::string currency;                       // ISO 4217, the `currency` label of cost series
   std::vector<accounting::PriceRule> prices;  // ordered; the first rule matching a card wins
   std::vector<accounting::Basis> bases;       // published; the counters keep all three
+  int retention_days = 0;                     // daily totals kept for `gpuattr report`
   bool operator==(const AccountingConfig&) const = default;
 };
 
