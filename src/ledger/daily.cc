@@ -1,5 +1,5 @@
 // Daily totals of GPU-hours per namespace and idle (docs/accounting.md#daily-totals).
-#include "daily.h"
+#include "gpuattr/ledger/daily.h"
 
 #include "gpuattr/util/utc_day.h"
 
@@ -7,9 +7,16 @@ namespace gpuattr::ledger {
 
 UtcDay DayOf(double now_unix) { return UtcDayOf(now_unix); }
 
-void KeepDays(std::map<UtcDay, DayTotals>& days, UtcDay today, int retention_days) {
+void KeepDays(std::map<UtcDay, DayTotals>& days, UtcDay today, int retention_days,
+              size_t max_namespace_days) {
   const UtcDay oldest = today - retention_days + 1;
   days.erase(days.begin(), days.lower_bound(oldest));
+  size_t total = 0;
+  for (const auto& [day, totals] : days) total += totals.namespaces.size();
+  while (total > max_namespace_days && days.size() > 1) {
+    total -= days.begin()->second.namespaces.size();
+    days.erase(days.begin());
+  }
 }
 
 void ForgetDayCosts(std::map<UtcDay, DayTotals>& days) {

@@ -3,7 +3,7 @@
 // cycle saw too. Pods that leave keep what they accrued in their namespace, as energy does.
 #include <algorithm>
 
-#include "daily.h"
+#include "gpuattr/ledger/daily.h"
 #include "gpuattr/ledger/ledger.h"
 
 namespace gpuattr::ledger {

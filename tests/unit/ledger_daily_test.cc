@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "gpuattr/ledger/daily.h"
 #include "gpuattr/ledger/ledger.h"
 #include "gpuattr/ledger/state_codec.h"
 #include "gpuattr/util/utc_day.h"
@@ -90,6 +91,22 @@ TEST(LedgerDaily, DaysOlderThanTheRetentionAreDropped) {
   ASSERT_EQ(days.size(), 2u);
   EXPECT_EQ(days.begin()->first, UtcDayOf(kMidnight) + 1);
   EXPECT_EQ(days.rbegin()->first, UtcDayOf(kMidnight) + 2);
+}
+
+// At most max_namespace_days namespace-days in all: the oldest days go first (the state file
+// must stay under its size limit whatever the number of namespaces).
+TEST(LedgerDaily, TheOldestDaysGoBeyondTheNamespaceDayBound) {
+  std::map<UtcDay, DayTotals> days;
+  for (UtcDay d = 10; d < 13; ++d) days[d].namespaces = {{"ml", {}}, {"web", {}}};
+  KeepDays(days, 12, 400, 3);  // 2 namespaces a day: two days would be 4
+  ASSERT_EQ(days.size(), 1u);
+  EXPECT_EQ(days.begin()->first, 12);
+  KeepDays(days, 12, 400, 1);  // today stays, whatever its size
+  EXPECT_EQ(days.size(), 1u);
+  for (UtcDay d = 0; d < 12; ++d) days[d].namespaces = {{"ml", {}}};
+  KeepDays(days, 12, 3);  // the retention: days 10, 11 and 12
+  EXPECT_EQ(days.begin()->first, 10);
+  EXPECT_EQ(days.size(), 3u);
 }
 
 // Two namespaces on two nodes, one card priced, a pod arriving mid-day (its first interval is
