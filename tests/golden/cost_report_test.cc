@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +19,8 @@
 #include "gpuattr/util/utc_day.h"
 #include "support/golden.h"
 #include "support/paths.h"
+#include "support/subprocess.h"
+#include "test_paths.h"
 
 namespace gpuattr::app {
 namespace {
@@ -231,6 +234,28 @@ TEST_F(CostReport, BadInputIsExitTwoNamingTheFileOrFlag) {
       RunReport(with({"--state.file", two, "--cluster", "a", "--output", "json"}));
   EXPECT_EQ(chosen.code, kExitOk) << chosen.err;
   EXPECT_THAT(chosen.out, HasSubstr("\"cluster\": \"a\""));
+}
+
+// The binary itself: `gpuattr report` is dispatched before any flag or config is read (main.cc).
+// Skipped when the daemon is not built next to the tests (a build of the unit tests alone).
+TEST_F(CostReport, TheBinaryRunsTheReportCommand) {
+  const fs::path binary = fs::path(GPUATTR_BINARY_DIR) / "gpuattr";
+  if (!fs::exists(binary)) GTEST_SKIP() << "no " << binary;
+  const fs::path run = dir_->path / "run";
+  fs::create_directories(run);
+  auto spawn = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {binary.string(), "report"});
+    gpuattr::testing::Child c = gpuattr::testing::SpawnChild(args, {"HOME=/nonexistent"}, run);
+    EXPECT_GT(c.pid, 0);
+    return std::make_pair(gpuattr::testing::WaitChild(c.pid, std::chrono::seconds(30)), c);
+  };
+  auto [ok, child] = spawn(
+      {"--from", "2025-12-01", "--to", "2025-12-02", "--output", "csv", "--state.file", state_});
+  EXPECT_EQ(ok, kExitOk);
+  EXPECT_EQ(gpuattr::testing::SlurpFile(child.out), Report("namespace", "csv").out);
+  auto [bad, failed] = spawn({"--from", "2025-12-01", "--to", "2025-12-02"});  // no state file
+  EXPECT_EQ(bad, kExitUsage);
+  EXPECT_THAT(gpuattr::testing::SlurpFile(failed.err), HasSubstr("gpuattr report: "));
 }
 
 TEST(CostReportCsv, QuotesFieldsAsRfc4180Says) {
