@@ -6,6 +6,7 @@
 #include "gpuattr/app/config.h"
 #include "gpuattr/app/kubectl_plugin.h"
 #include "gpuattr/app/process.h"
+#include "gpuattr/app/report_command.h"
 #include "gpuattr/app/run.h"
 #include "gpuattr/app/session_factory.h"
 
@@ -22,6 +23,8 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == kReportCommand)  // the state file alone: no cluster, no config
+    return RunReportCommand({args.begin() + 1, args.end()}, std::cout, std::cerr);
   std::string plugin_namespace;
   if (IsKubectlPlugin(argv[0])) {  // kubectl gpuattr: --once --output table, kubectl's flags
     auto plugin = TranslatePluginArgs(args);

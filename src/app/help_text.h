@@ -28,9 +28,13 @@ As kubectl-gpuattr (a link to gpuattr, installed beside it) it is the kubectl pl
 `kubectl gpuattr`: one cycle printed as a table (--once --output table), with kubectl's flags
 -o table|json|markdown|prometheus, -n NAMESPACE (that namespace's rows), --kubeconfig, --context.
 
+As `gpuattr report --from DATE --to DATE` it prints GPU-hours and their cost per namespace or
+team over those UTC days from the state file alone, with no cluster access (gpuattr report --help).
+
 Usage:
   gpuattr [flags]
   kubectl gpuattr [-o FORMAT] [-n NAMESPACE] [flags]
+  gpuattr report --from DATE --to DATE [--group-by namespace|team] [--output markdown|csv|json]
 
 Settings by topic. A --flag overrides the same key of the config file (--config.file); a key
 without a flag is set in the file only. config/gpuattr.example.yaml shows every key.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gpuattr/app/options.h"
+#include "gpuattr/app/report_command.h"
 #include "gpuattr/app/settings.h"
 #include "gpuattr/build_info.h"
 #include "help_text.h"
@@ -78,6 +79,16 @@ void Options(std::ostringstream& out) {
   }
 }
 
+// `gpuattr report`: its own help text, as one section (docs/accounting.md#the-report).
+void Report(std::ostringstream& out) {
+  out << ".SH \"THE REPORT COMMAND\"\n";
+  const std::vector<std::string> blocks = Paragraphs(ReportHelpText());
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    if (i > 0) out << ".PP\n";
+    out << ".nf\n" << Roff(blocks[i]) << "\n.fi\n";
+  }
+}
+
 // The outro: "Endpoints: ..." and "Exit codes:" with one "  N  meaning" line per code.
 void Outro(std::ostringstream& out) {
   for (const std::string& block : Paragraphs(kOutro)) {
@@ -114,7 +125,9 @@ std::string ManPage() {
       << "\" \"User Commands\"\n.SH NAME\n"
       << Roff(intro.empty() ? "gpuattr" : intro[0]) << "\n.SH SYNOPSIS\n.B gpuattr\n"
       << "[\\fIflags\\fR]\n.br\n.B kubectl gpuattr\n[\\fB\\-o\\fR \\fIFORMAT\\fR] "
-      << "[\\fB\\-n\\fR \\fINAMESPACE\\fR] [\\fIflags\\fR]\n.SH DESCRIPTION\n";
+      << "[\\fB\\-n\\fR \\fINAMESPACE\\fR] [\\fIflags\\fR]\n.br\n.B gpuattr report\n"
+      << "\\fB\\-\\-from\\fR \\fIDATE\\fR \\fB\\-\\-to\\fR \\fIDATE\\fR [\\fIflags\\fR]\n.SH "
+         "DESCRIPTION\n";
   for (size_t i = 1; i < intro.size(); ++i) {
     if (intro[i].rfind("Usage:", 0) == 0) continue;
     if (i > 1) out << ".PP\n";
@@ -122,6 +135,7 @@ std::string ManPage() {
   }
   out << ".SH OPTIONS\n";
   Options(out);
+  Report(out);
   Outro(out);
   out << ".SH \"SEE ALSO\"\n.BR kubectl (1),\n.BR prometheus (1)\n"
       << ".PP\nThe documentation installed in /usr/share/doc/gpuattr/ (or under the prefix "

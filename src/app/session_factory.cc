@@ -66,6 +66,8 @@ KubeSessionOptions SessionOptionsFromConfig(const Config& config) {
   // A missed cycle or a quick restart still integrates; a longer gap adds no invented joules.
   o.ledger.max_gap_seconds =
       std::max(300.0, 5 * std::chrono::duration<double>(config.interval).count());
+  o.ledger.retention_days = config.accounting.retention_days;
+  o.ledger.namespace_labels = config.accounting.namespace_labels;  // for report --group-by team
   o.rightsizing.window_seconds = std::chrono::duration<double>(config.rightsizing.window).count();
   o.rightsizing.min_observation_seconds =
       std::chrono::duration<double>(config.rightsizing.min_observation).count();

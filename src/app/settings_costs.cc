@@ -85,6 +85,14 @@ std::vector<Setting> AccountingSettings() {
                     "teams of the bill); needs list and watch on namespaces.",
             .default_text = "[team]"},
            MEMBER(accounting.namespace_labels), LabelNameItem),
+      Value({.key = "accounting.retention_days",
+             .value_name = "DAYS",
+             .group = G::kAccounting,
+             .help = "UTC days of daily GPU-hour totals per namespace kept in the state file for "
+                     "`gpuattr report` (1..3660).",
+             .default_text = "400"},
+            MEMBER(accounting.retention_days),
+            [](std::string_view text) { return ParseInt(text, 1, 3660); }),
   };
 }
 

@@ -59,14 +59,16 @@ model::CycleOutput RunStages(const CycleInput& input, StageState& state,
   if (params.prices && !params.prices->empty())
     for (const accounting::CardAccount& c : cards)
       prices.push_back(params.prices->Price(objects.FindNode(c.node), c.model));
+  // The namespaces' team labels, recorded with the daily totals (empty: namespaces not listed).
+  accounting::NamespaceLabels teams =
+      accounting::TeamLabelsOf(objects.namespaces, params.namespace_labels);
   state.ledger.RecordGpuHours(cards, prices, params.currency, input.now_unix, &in_cluster,
-                              out.ledger);
+                              out.ledger, teams);
   out.ledger.bases = params.bases;
   out.rightsizing = state.rightsizing.Record(out.attribution, objects, input.now_unix);
   // Every shard sees every namespace: shard 0 alone publishes them, so that a join on
   // (cluster, namespace) finds one series.
-  if (!input.shard.sharded() || input.shard.index == 0)
-    out.namespace_labels = accounting::TeamLabelsOf(objects.namespaces, params.namespace_labels);
+  if (!input.shard.sharded() || input.shard.index == 0) out.namespace_labels = std::move(teams);
   return out;
 }
 

@@ -3,6 +3,7 @@
 // cycle saw too. Pods that leave keep what they accrued in their namespace, as energy does.
 #include <algorithm>
 
+#include "gpuattr/ledger/daily.h"
 #include "gpuattr/ledger/ledger.h"
 
 namespace gpuattr::ledger {
@@ -71,52 +72,81 @@ GpuHoursView View(const GpuHours& g, std::string name, kube::PodId pod = {}) {
   return v;
 }
 
+// One cycle's accrual: the interval, its hours, and the day its totals go to.
+struct Interval {
+  bool accrues = false;
+  double hours = 0;
+  double now = 0;
+  DayTotals* day = nullptr;  // null when the cycle saw no card
+};
+
+// One card's shares over the interval: to its pods (this cycle's records in `pods`), their
+// namespaces and the node's idle, in the counters and in the day's totals.
+void AccrueCard(AccountingState& s, const accounting::CardAccount& c,
+                const std::optional<double>& price, const Interval& in,
+                std::map<kube::PodId, PodHoursRecord>& pods, std::set<std::string>& pods_now) {
+  const bool card_accrues = in.accrues && s.cards.count(CardKey(c)) > 0;
+  PerBasis idle = c.idle;
+  for (const accounting::PodAccount& p : c.pods) {
+    pods_now.insert(PodKey(p));
+    PodHoursRecord& rec = ContinuePod(pods, s.pod_hours, p, c.node);
+    NamespaceHoursRecord& ns = s.namespace_hours[p.pod.namespace_];
+    GpuHours& day = in.day->namespaces[p.pod.namespace_].total;
+    ns.last_seen_unix = in.now;
+    if (card_accrues && s.pods.count(PodKey(p))) {
+      Accrue(rec.total, p.value, in.hours, price);
+      Accrue(ns.total, p.value, in.hours, price);
+      Accrue(day, p.value, in.hours, price);
+    } else {  // new on this card's interval: that part was nobody's
+      for (size_t b = 0; b < kBases; ++b) idle[b] += p.value[b];
+      if (price) rec.total.priced = ns.total.priced = day.priced = true;
+    }
+  }
+  NodeIdleRecord& node = s.node_idle[c.node];
+  node.last_seen_unix = in.now;
+  if (card_accrues) {
+    Accrue(node.total, idle, in.hours, price);
+    Accrue(in.day->idle, idle, in.hours, price);
+    Accrue(in.day->cards, PerBasis{1, 1, 1}, in.hours, price);
+  } else if (price) {
+    node.total.priced = in.day->idle.priced = in.day->cards.priced = true;
+  }
+}
+
+void ForgetCosts(GpuHours& g) { g.cost = {}, g.priced = false; }
+
 }  // namespace
 
 void Ledger::RecordGpuHours(const std::vector<accounting::CardAccount>& cards,
                             const std::vector<std::optional<double>>& prices,
                             const std::string& currency, double now, const PodUids* in_cluster,
-                            LedgerView& view) {
+                            LedgerView& view, const NamespaceLabels& namespace_labels) {
   AccountingState& s = state_.accounting;
-  const bool accrue =
-      s.last_unix && now > *s.last_unix && now - *s.last_unix <= params_.max_gap_seconds;
-  const double hours = accrue ? (now - *s.last_unix) / 3600 : 0;
+  Interval in;
+  in.accrues = s.last_unix && now > *s.last_unix && now - *s.last_unix <= params_.max_gap_seconds;
+  in.hours = in.accrues ? (now - *s.last_unix) / 3600 : 0;
+  in.now = now;
   if (!currency.empty() && s.currency != currency) {
     // Costs in another currency are not converted: the cost counters start again.
-    for (auto& [id, r] : s.pod_hours) r.total.cost = {}, r.total.priced = false;
-    for (auto& [n, r] : s.namespace_hours) r.total.cost = {}, r.total.priced = false;
-    for (auto& [n, r] : s.node_idle) r.total.cost = {}, r.total.priced = false;
+    for (auto& [id, r] : s.pod_hours) ForgetCosts(r.total);
+    for (auto& [n, r] : s.namespace_hours) ForgetCosts(r.total);
+    for (auto& [n, r] : s.node_idle) ForgetCosts(r.total);
+    ForgetDayCosts(s.days);
     s.currency = currency;
   }
+  s.namespace_labels = params_.namespace_labels;
+  if (!cards.empty()) in.day = &s.days[DayOf(now)];
   std::set<std::string> cards_now, pods_now;
   std::map<kube::PodId, PodHoursRecord> pods;
   for (size_t ci = 0; ci < cards.size(); ++ci) {
     const accounting::CardAccount& c = cards[ci];
     const std::optional<double> price = ci < prices.size() ? prices[ci] : std::nullopt;
-    const bool card_accrues = accrue && s.cards.count(CardKey(c)) > 0;
     if (price) view.card_prices.push_back({c.node, c.gpu, c.uuid, c.model, *price});
     cards_now.insert(CardKey(c));
-    PerBasis idle = c.idle;
-    for (const accounting::PodAccount& p : c.pods) {
-      pods_now.insert(PodKey(p));
-      PodHoursRecord& rec = ContinuePod(pods, s.pod_hours, p, c.node);
-      NamespaceHoursRecord& ns = s.namespace_hours[p.pod.namespace_];
-      ns.last_seen_unix = now;
-      if (card_accrues && s.pods.count(PodKey(p))) {
-        Accrue(rec.total, p.value, hours, price);
-        Accrue(ns.total, p.value, hours, price);
-      } else {  // new on this card's interval: that part was nobody's
-        for (size_t b = 0; b < kBases; ++b) idle[b] += p.value[b];
-        if (price) rec.total.priced = ns.total.priced = true;
-      }
-    }
-    NodeIdleRecord& node = s.node_idle[c.node];
-    node.last_seen_unix = now;
-    if (card_accrues)
-      Accrue(node.total, idle, hours, price);
-    else if (price)
-      node.total.priced = true;
+    AccrueCard(s, c, price, in, pods, pods_now);
   }
+  if (in.day) RecordDayLabels(*in.day, namespace_labels);
+  KeepDays(s.days, DayOf(now), params_.retention_days);
   KeepPodsStillThere(s.pod_hours, in_cluster, pods);
   for (const auto& [id, rec] : pods) s.namespace_hours[id.namespace_].last_seen_unix = now;
   s.pod_hours = std::move(pods);

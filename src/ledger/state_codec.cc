@@ -7,78 +7,12 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
+#include "codec_parts.h"
+
 namespace gpuattr::ledger {
 namespace {
 
-using nlohmann::json;
-
-// Every number the ledger keeps (joules, watts, Unix times) is >= 0, and none comes near 1e18
-// (a 10 kW pod for a century is 3e13 J): a file saying otherwise was edited or damaged, and its
-// values must not be published (docs/security.md#the-process).
-constexpr double kMaxStateNumber = 1e18;
-
-// A number in [0, kMaxStateNumber] at `key`, or absent. Anything else is a format error.
-std::optional<double> GetOptional(const json& j, const char* key, const std::string& where) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return std::nullopt;
-  if (!it->is_number() || !std::isfinite(it->get<double>()))
-    throw std::runtime_error(where + "." + key + " is not a finite number");
-  const double v = it->get<double>();
-  if (v < 0 || v > kMaxStateNumber)
-    throw std::runtime_error(where + "." + key + " is out of range (" + it->dump() +
-                             "; the state file holds numbers from 0 to 1e18)");
-  return v;
-}
-
-double GetNumber(const json& j, const char* key, const std::string& where) {
-  auto v = GetOptional(j, key, where);
-  if (!v) throw std::runtime_error(where + "." + key + " is missing");
-  return *v;
-}
-
-std::string GetString(const json& j, const char* key, const std::string& where) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_string())
-    throw std::runtime_error(where + "." + key + " is not a string");
-  return it->get<std::string>();
-}
-
-const json& GetArray(const json& j, const char* key, const std::string& where) {
-  static const json kEmpty = json::array();
-  auto it = j.find(key);
-  if (it == j.end()) return kEmpty;
-  if (!it->is_array()) throw std::runtime_error(where + "." + key + " is not a list");
-  return *it;
-}
-
-accounting::PerBasis GetPerBasis(const json& j, const char* key, const std::string& where) {
-  accounting::PerBasis out{};
-  auto it = j.find(key);
-  if (it == j.end()) return out;
-  if (!it->is_object()) throw std::runtime_error(where + "." + key + " is not an object");
-  for (accounting::Basis b : accounting::kAllBases)
-    At(out, b) = GetOptional(*it, std::string(BasisName(b)).c_str(), where + "." + key).value_or(0);
-  return out;
-}
-
-GpuHours GetGpuHours(const json& j, const std::string& where) {
-  GpuHours g;
-  g.hours = GetPerBasis(j, "hours", where);
-  g.priced = j.contains("cost");
-  g.cost = GetPerBasis(j, "cost", where);
-  return g;
-}
-
-std::set<std::string> GetStrings(const json& j, const char* key, const std::string& where) {
-  std::set<std::string> out;
-  const json& list = GetArray(j, key, where);
-  for (size_t i = 0; i < list.size(); ++i) {
-    if (!list[i].is_string())
-      throw std::runtime_error(where + "." + key + "[" + std::to_string(i) + "] is not a string");
-    out.insert(list[i].get<std::string>());
-  }
-  return out;
-}
+using namespace codec;  // NOLINT: the codec's building blocks (codec_parts.h)
 
 // The "accounting" object of a cluster (docs/accounting.md#state); absent in version 1 files.
 AccountingState DecodeAccounting(const json& j, const std::string& where) {
@@ -88,6 +22,14 @@ AccountingState DecodeAccounting(const json& j, const std::string& where) {
   s.cards = GetStrings(j, "cards", where);
   s.pods = GetStrings(j, "seen_pods", where);
   if (j.contains("currency")) s.currency = GetString(j, "currency", where);
+  s.days = DecodeDays(j, where);  // absent in files written before the daily totals
+  const json& labels = GetArray(j, "namespace_labels", where);
+  for (size_t i = 0; i < labels.size(); ++i) {
+    if (!labels[i].is_string())
+      throw std::runtime_error(where + ".namespace_labels[" + std::to_string(i) +
+                               "] is not a string");
+    s.namespace_labels.push_back(labels[i].get<std::string>());
+  }
   const json& pods = GetArray(j, "pods", where);
   for (size_t i = 0; i < pods.size(); ++i) {
     const std::string at = where + ".pods[" + std::to_string(i) + "]";
@@ -249,106 +191,23 @@ RightsizingContents DecodeRightsizing(const json& j) {
   return out;
 }
 
-// Writes what nlohmann's json::dump(1, ' ', false, error_handler_t::replace) writes for the same
-// document, member by member, without building the document (16,000 pods made a DOM of ~26 MB):
-// objects' members must come in key order, as nlohmann's std::map keeps them. Output goes to the
-// sink in chunks of about kChunk bytes.
-class PrettyJson {
- public:
-  explicit PrettyJson(const std::function<void(std::string_view)>& sink) : sink_(sink) {}
-
-  void Open(char bracket) {
-    out_ += bracket;
-    empty_.push_back(true);
-  }
-  void Close(char bracket) {
-    const bool empty = empty_.back();
-    empty_.pop_back();
-    if (!empty) {
-      out_ += '\n';
-      out_.append(empty_.size(), ' ');
-    }
-    out_ += bracket;
-    if (out_.size() >= kChunk) Flush();
-  }
-  // Before an element of an array.
-  void Element() {
-    if (empty_.back())
-      out_ += '\n';
-    else
-      out_ += ",\n";
-    empty_.back() = false;
-    out_.append(empty_.size(), ' ');
-  }
-  PrettyJson& Key(std::string_view key) {
-    Element();
-    String(key);
-    out_ += ": ";
-    return *this;
-  }
-  void String(std::string_view s) {
-    const bool plain = std::all_of(
-        s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; });
-    if (plain) {
-      out_ += '"';
-      out_ += s;
-      out_ += '"';
-    } else {  // escapes and UTF-8 repair exactly as nlohmann does them
-      out_ += json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
-    }
-  }
-  void Number(double v) {
-    if (!std::isfinite(v)) {
-      out_ += "null";
-      return;
-    }
-    char buf[64];
-    const char* end = nlohmann::detail::to_chars(buf, buf + sizeof buf, v);
-    out_.append(buf, static_cast<size_t>(end - buf));
-  }
-  void Integer(int v) { out_ += std::to_string(v); }
-  void Raw(std::string_view s) { out_ += s; }
-  void Flush() {
-    if (!out_.empty()) sink_(out_);
-    out_.clear();
-  }
-
- private:
-  static constexpr size_t kChunk = 64 * 1024;
-  const std::function<void(std::string_view)>& sink_;
-  std::string out_;
-  std::vector<bool> empty_;  // per open object or array: nothing written in it yet
-};
-
-void EncodePerBasis(PrettyJson& j, const char* key, const accounting::PerBasis& v) {
-  j.Key(key);
-  j.Open('{');
-  for (accounting::Basis b : accounting::kAllBases) j.Key(BasisName(b)).Number(At(v, b));
-  j.Close('}');
-}
-
-void EncodeGpuHours(PrettyJson& j, const GpuHours& g) {
-  if (g.priced) EncodePerBasis(j, "cost", g.cost);
-  EncodePerBasis(j, "hours", g.hours);
-}
-
-void EncodeStrings(PrettyJson& j, const char* key, const std::set<std::string>& strings) {
-  j.Key(key);
-  j.Open('[');
-  for (const std::string& s : strings) {
-    j.Element();
-    j.String(s);
-  }
-  j.Close(']');
-}
-
 // Members in key order, as everywhere in the file.
 void EncodeAccounting(PrettyJson& j, const AccountingState& s) {
   j.Key("accounting");
   j.Open('{');
   EncodeStrings(j, "cards", s.cards);
   if (!s.currency.empty()) j.Key("currency").String(s.currency);
+  if (!s.days.empty()) EncodeDays(j, s.days);
   if (s.last_unix) j.Key("last_unix").Number(*s.last_unix);
+  if (!s.namespace_labels.empty()) {
+    j.Key("namespace_labels");
+    j.Open('[');
+    for (const std::string& name : s.namespace_labels) {
+      j.Element();
+      j.String(name);
+    }
+    j.Close(']');
+  }
   j.Key("namespaces");
   j.Open('[');
   for (const auto& [name, r] : s.namespace_hours) {

@@ -95,6 +95,10 @@ TEST(AccountingConfig, DefaultsAreUsdNoPricesAndEveryBasis) {
   EXPECT_EQ(c.accounting.currency, "USD");
   EXPECT_TRUE(c.accounting.prices.empty());
   EXPECT_EQ(c.accounting.bases.size(), kBases);
+  EXPECT_EQ(c.accounting.retention_days, 400);
+  auto days = app::LoadConfig({}, "config.yaml", "accounting:\n  retention_days: 3660\n");
+  ASSERT_TRUE(days.ok()) << days.error().message;
+  EXPECT_EQ(days->accounting.retention_days, 3660);
 }
 
 TEST(AccountingConfig, BadInputNamesTheKey) {
@@ -110,6 +114,10 @@ TEST(AccountingConfig, BadInputNamesTheKey) {
   EXPECT_THAT(ConfigError("accounting:\n  bases: [allocation, compute]\n"),
               HasSubstr("accounting.bases[1]: unknown basis \"compute\""));
   EXPECT_THAT(ConfigError("accounting:\n  currency: dollars\n"), HasSubstr("accounting.currency"));
+  EXPECT_THAT(ConfigError("accounting:\n  retention_days: 0\n"),
+              HasSubstr("accounting.retention_days"));
+  EXPECT_THAT(ConfigError("accounting:\n  retention_days: 3661\n"),
+              HasSubstr("accounting.retention_days"));
   auto c = app::LoadConfig({}, "config.yaml", "accounting:\n  bases: [compute]\n");
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.error().code, ErrorCode::kInvalidArgument);  // exit 2 (app/run.cc)

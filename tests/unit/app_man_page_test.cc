@@ -33,6 +33,9 @@ TEST(ManPage, HoldsEverySettingAndTheHelpProse) {
   EXPECT_THAT(page, HasSubstr(".SH OPTIONS\n"));
   EXPECT_THAT(page, HasSubstr(".SH \"EXIT STATUS\"\n"));
   EXPECT_THAT(page, HasSubstr(".TP\n.B 2\nbad flag, bad config file or bad value"));
+  EXPECT_THAT(page, HasSubstr(".B gpuattr report\n"));
+  EXPECT_THAT(page, HasSubstr(".SH \"THE REPORT COMMAND\"\n"));
+  EXPECT_THAT(page, HasSubstr(Escaped("--group-by namespace|team")));
   for (const Setting& s : Settings()) {
     if (!s.flag.empty()) {
       EXPECT_THAT(page, HasSubstr(Escaped("--" + s.flag))) << s.flag;
@@ -47,7 +50,8 @@ TEST(ManPage, HoldsEverySettingAndTheHelpProse) {
   while ((pos = page.find("\n.", pos)) != std::string::npos) {
     ++pos;
     const std::string request = page.substr(pos, page.find_first_of(" \n", pos) - pos);
-    EXPECT_THAT((std::vector<std::string>{".TH", ".SH", ".SS", ".TP", ".B", ".PP", ".BR", ".br"}),
+    EXPECT_THAT((std::vector<std::string>{".TH", ".SH", ".SS", ".TP", ".B", ".PP", ".BR", ".br",
+                                          ".nf", ".fi"}),
                 ::testing::Contains(request))
         << "line starts with " << request;
   }

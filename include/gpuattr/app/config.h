@@ -105,6 +105,7 @@ struct AccountingConfig {
   std::vector<accounting::PriceRule> prices;  // ordered; the first rule matching a card wins
   std::vector<accounting::Basis> bases;       // published; the counters keep all three
   std::vector<std::string> namespace_labels;  // the teams: gpuattr_namespace_labels
+  int retention_days = 0;                     // daily totals kept for `gpuattr report`
   bool operator==(const AccountingConfig&) const = default;
 };
 

@@ -43,6 +43,9 @@ struct LedgerParams {
   double max_gap_seconds = 300;                    // longer gaps integrate nothing
   double namespace_retention_seconds = 7 * 86400;  // drop counters of namespaces gone this long
   double energy_mark_seconds = 3600;               // one energy mark per namespace this often
+  int retention_days = 400;  // daily GPU-hour totals kept (accounting.retention_days)
+  // accounting.namespace_labels, recorded in the state file for the report's --group-by team.
+  std::vector<std::string> namespace_labels{"team"};
 };
 
 struct PodLedger {
@@ -95,6 +98,9 @@ struct LedgerView {
 // The pods that exist in the cluster now, with their UIDs (empty when unknown).
 using PodUids = std::map<kube::PodId, std::string>;
 
+// namespace → its labels named in accounting.namespace_labels (empty map: not known this cycle).
+using NamespaceLabels = std::map<std::string, std::map<std::string, std::string>>;
+
 class Ledger {
  public:
   explicit Ledger(LedgerParams params = {}, LedgerState initial = {});
@@ -110,9 +116,13 @@ class Ledger {
   // `prices` (per GPU-hour, parallel to `cards`; absent or missing = unpriced) in `currency`, and
   // fills the accounting part of `view`. A card or pod the previous cycle did not see accrues from
   // this cycle on (its part of the interval goes to idle, or to nothing for a new card).
+  // The same hours go to the daily totals (docs/accounting.md#daily-totals) of the UTC day of
+  // `now_unix`, with each namespace's `namespace_labels` as seen now; days older than
+  // retention_days are dropped.
   void RecordGpuHours(const std::vector<accounting::CardAccount>& cards,
                       const std::vector<std::optional<double>>& prices, const std::string& currency,
-                      double now_unix, const PodUids* in_cluster, LedgerView& view);
+                      double now_unix, const PodUids* in_cluster, LedgerView& view,
+                      const NamespaceLabels& namespace_labels = {});
   // A failed cycle: nothing accrues over it; the next successful cycle starts a new interval.
   void BreakInterval() { state_.accounting.last_unix.reset(); }
 

@@ -3,6 +3,7 @@
 // last observed, and the time of the last successful cycle. Plain data.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
@@ -69,6 +70,24 @@ struct NodeIdleRecord {
   bool operator==(const NodeIdleRecord&) const = default;
 };
 
+// One UTC day's GPU-hours (docs/accounting.md#daily-totals), for `gpuattr report`.
+struct NamespaceDay {
+  GpuHours total;  // what its pods accrued that day
+  // Its labels named in accounting.namespace_labels, as last seen that day (none when unknown).
+  std::map<std::string, std::string> labels;
+  bool operator==(const NamespaceDay&) const = default;
+};
+
+struct DayTotals {
+  std::map<std::string, NamespaceDay> namespaces;
+  GpuHours idle;   // every node's idle
+  GpuHours cards;  // the cards' own hours (the same on every basis) = Σ namespaces + idle
+  bool operator==(const DayTotals&) const = default;
+};
+
+// Days since 1970-01-01 UTC: the key of the daily totals.
+using UtcDay = int64_t;
+
 struct AccountingState {
   // The last successful cycle accounted, and the cards and pods it saw: the next successful
   // cycle accrues over the interval since, for those only. Absent after a failed cycle.
@@ -79,9 +98,13 @@ struct AccountingState {
   std::map<kube::PodId, PodHoursRecord> pod_hours;
   std::map<std::string, NamespaceHoursRecord> namespace_hours;
   std::map<std::string, NodeIdleRecord> node_idle;
+  // Daily totals of the last accounting.retention_days UTC days, oldest first, and the names of
+  // accounting.namespace_labels when they were recorded (the first groups the report by team).
+  std::map<UtcDay, DayTotals> days;
+  std::vector<std::string> namespace_labels;
   bool empty() const {
     return !last_unix && cards.empty() && pods.empty() && currency.empty() && pod_hours.empty() &&
-           namespace_hours.empty() && node_idle.empty();
+           namespace_hours.empty() && node_idle.empty() && days.empty() && namespace_labels.empty();
   }
   bool operator==(const AccountingState&) const = default;
 };

@@ -42,7 +42,9 @@ namespace gpuattr::ledger {
 
 inline constexpr std::string_view kStateFormat = "gpuattr-state";
 // Version 2 added each cluster's "accounting" (GPU-hours, docs/accounting.md#state); version 1
-// files still load, with empty accounting.
+// files still load, with empty accounting. The accounting's "days" and "namespace_labels" (the
+// daily totals, docs/accounting.md#daily-totals) are optional keys of version 2: files without
+// them load with none, and a gpuattr that predates them reads the rest.
 inline constexpr int kStateVersion = 2;
 inline constexpr int kOldestStateVersion = 1;
 
