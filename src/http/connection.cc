@@ -176,11 +176,16 @@ size_t MetricsServer::Impl::Live() const {
       std::count_if(conns.begin(), conns.end(), [](const auto& c) { return !c->dead; }));
 }
 
-bool MetricsServer::Impl::EvictOldestReader() {
+Conn* MetricsServer::Impl::OldestReader() {
   Conn* oldest = nullptr;
   for (auto& c : conns)
     if (!c->dead && c->phase == Phase::kReading && (!oldest || c->deadline < oldest->deadline))
       oldest = c.get();
+  return oldest;
+}
+
+bool MetricsServer::Impl::EvictOldestReader() {
+  Conn* oldest = OldestReader();
   if (!oldest) return false;
   log::Debug("connection slots full: closing the connection that waited longest for a request");
   refusals->Add(Refusal::kEvicted);
@@ -192,10 +197,8 @@ void MetricsServer::Impl::Accept(Steady::time_point now) {
   const size_t slots = opt.limits.max_connections + opt.limits.health_connections;
   for (int i = 0; i < kAcceptsPerWakeup; ++i) {
     size_t live = Live();
-    if (live >= slots) {
-      if (!EvictOldestReader()) return;
-      --live;
-    }
+    // Every slot taken and none to free: new connections wait in the listen backlog.
+    if (live >= slots && !OldestReader()) return;
     sockaddr_storage from{};
     socklen_t from_len = sizeof from;
     int fd = ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&from), &from_len,
@@ -220,6 +223,8 @@ void MetricsServer::Impl::Accept(Steady::time_point now) {
       refusals->Add(Refusal::kPerPeerLimit);
       continue;
     }
+    // Only now that a connection came (and may stay) is an older one pushed out for it.
+    if (live >= slots && EvictOldestReader()) --live;
     int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &kSendBuffer, sizeof kSendBuffer);

@@ -130,7 +130,9 @@ struct MetricsServer::Impl {
   void TakeDone(Steady::time_point now);
   void Accept(Steady::time_point now);
   size_t Live() const;  // connections not yet closed
-  // Closes the connection that has waited longest for a request head; false when none waits.
+  // The connection that has waited longest for a request head; null when none waits.
+  Conn* OldestReader();
+  // Closes OldestReader(); false when none waits.
   bool EvictOldestReader();
   // A health check answered here, without a worker, when no bcrypt is needed: true if answered.
   bool AnswerHealth(Conn& c, const RequestHead& head, bool close, Steady::time_point now);

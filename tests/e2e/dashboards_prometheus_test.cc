@@ -163,15 +163,12 @@ class DashboardsAgainstPrometheus : public ::testing::Test {
       if (auto s = server->WriteKubeconfig(dir / "kubeconfig", ko); !s.ok())
         return Fail("kubeconfig: " + s.error().message);
 
-      // Prices for the demo's cards, so that the Chargeback dashboard's cost panels have data.
-      std::ofstream(dir / "gpuattr.yaml")
-          << "accounting:\n  prices:\n"
-             "    - model: \"NVIDIA A100.*\"\n      per_gpu_hour: 3\n"
-             "    - per_gpu_hour: 1\n";
       gpuattr = std::make_unique<Child>(
           std::vector<std::string>{GPUATTR_BINARY_DIR "/gpuattr", "--kubeconfig",
                                    (dir / "kubeconfig").string(), "--context", kCluster,
-                                   "--config.file", (dir / "gpuattr.yaml").string(),
+                                   // prices: the Chargeback dashboard's cost panels have data
+                                   "--config.file",
+                                   FixturePath("configs/demo-prices.yaml").string(),
                                    "--web.listen-address", "127.0.0.1:0", "--interval", "1s",
                                    // never the user's real state file
                                    "--state.file", (dir / "state.json").string()},

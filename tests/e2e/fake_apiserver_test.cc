@@ -322,8 +322,8 @@ TEST_F(FakeApiServerTest, DiscoveryEndpoints) {
   auto core = Parse(c->Get("/api/v1"));
   std::set<std::string> names;
   for (const auto& r : core["resources"]) names.insert(r["name"]);
-  EXPECT_EQ(names,
-            (std::set<std::string>{"pods", "pods/proxy", "nodes", "services", "services/proxy"}));
+  EXPECT_EQ(names, (std::set<std::string>{"pods", "pods/proxy", "nodes", "services",
+                                          "services/proxy", "namespaces"}));
 
   // v1 is not served here: 404, as on a cluster that only has the betas.
   auto v1 = c->Get("/apis/resource.k8s.io/v1/resourceslices");
