@@ -154,6 +154,34 @@ TEST(RightsizingTracker, OldSlotsLeaveTheWindow) {
   EXPECT_EQ(t.state().workloads.begin()->second.slots.size(), 8u);
 }
 
+// The window sketch is kept running (docs/rightsizing.md#cost): as slots leave the window, and
+// after a restart, the p95 is the one of the slots' sketches merged.
+TEST(RightsizingTracker, RunningWindowSketchEqualsTheSlotsMerged) {
+  Cluster busy;
+  busy.AddWholePod(DeploymentPod("chat-abc12-a", "chat"), 5e9, 0.95);
+  Cluster idle;
+  idle.AddWholePod(DeploymentPod("chat-abc12-a", "chat"), 5e9, 0.05);
+  Tracker t(Params());
+  // Two busy slots, then idle ones: the busy samples leave at kT0 + 800 and kT0 + 900.
+  for (double at = kT0; at < kT0 + 200; at += 20) t.Record(busy.attribution, busy.objects, at);
+  RightsizingView v;
+  for (double at = kT0 + 200; at <= kT0 + 900; at += 20) {
+    v = t.Record(idle.attribution, idle.objects, at);
+    const WorkloadRecord& r = t.state().workloads.begin()->second;
+    UtilizationSketch merged;
+    for (const WindowSlot& s : r.slots) merged.Merge(s.utilization);
+    ASSERT_EQ(r.window, merged) << "at +" << at - kT0;
+    EXPECT_EQ(v.workloads[0].utilization_p95, merged.Quantile(0.95));
+  }
+  EXPECT_NEAR(*v.workloads[0].utilization_p95, 0.05, 0.001);
+  // A restart: the state as the file gives it back (no window), and the same p95.
+  RightsizingState saved = t.state();
+  for (auto& [id, r] : saved.workloads) r.window = {};
+  Tracker restarted(Params(), saved);
+  EXPECT_EQ(restarted.state().workloads.begin()->second.window,
+            t.state().workloads.begin()->second.window);
+}
+
 TEST(RightsizingTracker, AnotherKindStartsOver) {
   Cluster whole;
   whole.AddWholePod(DeploymentPod("chat-abc12-a", "chat"), 30e9, 0.5);
