@@ -223,6 +223,43 @@ TEST(RightsizingTracker, RequestedProfileWinsAndTimeSlicingCountsReplicas) {
   EXPECT_DOUBLE_EQ(Find(v, "Deployment", "batch")->gpu_equivalents, 0.25);
 }
 
+// mig.strategy=single: pods request nvidia.com/gpu and every unit is a slice of the node's
+// profile, time-sliced by nvidia.com/gpu.replicas (there is no nvidia.com/mig-<profile> resource
+// and no label of its replicas).
+TEST(RightsizingTracker, MigSingleNodeSlicesAreNvidiaGpuUnits) {
+  Cluster c;
+  kube::Pod pod = DeploymentPod("chat-abc12-a", "chat");
+  kube::Container ctr;
+  ctr.limits["nvidia.com/gpu"] = 1;
+  pod.containers.push_back(ctr);
+  c.AddWholePod(pod, 4e9, 0.2, attribution::Sharing::kTimeSliced);
+  c.attribution.devices[0].id.gpu_instance = "7";
+  c.attribution.devices[0].mig_profile = "1g.10gb";
+  c.attribution.devices[0].pods = 1;  // the other replica is idle: no pod seen on it
+  kube::Pod other = DeploymentPod("batch-abc12-a", "batch");
+  other.containers.push_back(ctr);
+  c.AddWholePod(other, 2e9, 0.1, attribution::Sharing::kMig);
+  c.attribution.devices[1].id.gpu_instance = "8";  // the exporter names no profile
+  kube::Node node;
+  node.name = "gpu-1";
+  node.labels["nvidia.com/mig.strategy"] = "single";
+  node.labels["nvidia.com/gpu.product"] = "NVIDIA-A100-SXM4-80GB-MIG-1g.10gb";
+  node.labels["nvidia.com/gpu.replicas"] = "2";
+  node.capacity["nvidia.com/gpu"] = 112;
+  c.objects.nodes[node.Key()] = node;
+  Tracker t(Params());
+  const RightsizingView v = t.Record(c.attribution, c.objects, kT0);
+  // A 1g slice of 7, shared 2 ways: 1/14 of a card (it was 1/7, the replicas looked up under
+  // nvidia.com/mig-1g.10gb.replicas, which single nodes do not have).
+  const WorkloadView* chat = Find(v, "Deployment", "chat");
+  EXPECT_EQ(chat->recommendation.current, "1g.10gb");
+  EXPECT_NEAR(chat->gpu_equivalents, 1.0 / 14, 1e-12);
+  // No profile from the exporter: the node's (it was "whole", a full card).
+  const WorkloadView* batch = Find(v, "Deployment", "batch");
+  EXPECT_EQ(batch->recommendation.current, "1g.10gb");
+  EXPECT_NEAR(batch->gpu_equivalents, 1.0 / 7, 1e-12);
+}
+
 TEST(RightsizingTracker, UnrequestedUseAndUnknownPodsAreNotWorkloads) {
   Cluster c;
   c.AddWholePod(DeploymentPod("sneaky-abc12-a", "sneaky"), 4e9, 0.2,
