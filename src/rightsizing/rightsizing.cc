@@ -20,7 +20,11 @@ struct CycleSeen {
   double largest_share = 0;  // ComputeShare(*largest)
   std::optional<double> peak_memory_bytes;
   std::vector<double> utilization;  // samples, added to the slot's and the window's sketches
-  std::vector<double> held_shares;  // one per (pod, device) it holds now
+  struct Held {
+    double share = 0;
+    std::optional<double> price_per_hour;  // of the device's card, when priced
+  };
+  std::vector<Held> held;  // one per (pod, device) it holds now
 };
 
 void MaxInto(std::optional<double>& into, std::optional<double> v) {
@@ -95,7 +99,8 @@ class ShareCache {
 };
 
 // Groups this cycle's pods on devices by workload.
-Seen SeeCycle(const attribution::Attribution& attribution, const kube::ClusterObjects& objects) {
+Seen SeeCycle(const attribution::Attribution& attribution, const kube::ClusterObjects& objects,
+              const std::vector<std::optional<double>>* device_prices) {
   Seen seen;
   PodWalker walker(objects);
   const std::vector<const kube::Node*> nodes = NodesOfDevices(attribution, objects);
@@ -130,15 +135,18 @@ Seen SeeCycle(const attribution::Attribution& attribution, const kube::ClusterOb
     CycleSeen& s = *s_of_pod;
     const Holding h = HoldingOf(link, device, *pod, nodes[link.device]);
     // Most pods of a workload hold the same kind: compare and parse only when it differs.
+    const std::optional<double> price = device_prices && link.device < device_prices->size()
+                                            ? (*device_prices)[link.device]
+                                            : std::nullopt;
     if (!s.largest) {
       s.largest = h;
       s.largest_share = shares.Of(h);
-      s.held_shares.push_back(s.largest_share);
+      s.held.push_back({s.largest_share, price});
     } else if (h == *s.largest) {
-      s.held_shares.push_back(s.largest_share);
+      s.held.push_back({s.largest_share, price});
     } else {
       const double share = shares.Of(h);
-      s.held_shares.push_back(share);
+      s.held.push_back({share, price});
       if (SmallerHolding(*s.largest, h)) {
         s.largest = h;
         s.largest_share = share;
@@ -205,9 +213,13 @@ WorkloadView ViewOf(const WorkloadId& id, const WorkloadRecord& r, const CycleSe
   v.recommendation = Recommend(in);
   if (now != nullptr) {
     v.pods = now->pods;
-    for (double held : now->held_shares) {
-      v.gpu_equivalents += held;
-      v.reclaimable_gpu_equivalents += std::max(0.0, held - v.recommendation.recommended_share);
+    for (const CycleSeen::Held& held : now->held) {
+      const double reclaimable = std::max(0.0, held.share - v.recommendation.recommended_share);
+      v.gpu_equivalents += held.share;
+      v.reclaimable_gpu_equivalents += reclaimable;
+      if (held.price_per_hour)
+        v.reclaimable_cost_per_hour =
+            v.reclaimable_cost_per_hour.value_or(0) + reclaimable * *held.price_per_hour;
     }
   }
   return v;
@@ -221,7 +233,8 @@ Tracker::Tracker(RightsizingParams params, RightsizingState initial)
 }
 
 RightsizingView Tracker::Record(const attribution::Attribution& attribution,
-                                const kube::ClusterObjects& objects, double now_unix) {
+                                const kube::ClusterObjects& objects, double now_unix,
+                                const std::vector<std::optional<double>>* device_prices) {
   const double slot_seconds = params_.window_seconds / kSlotsPerWindow;
   double interval = 0;
   if (state_.last_cycle_unix) {
@@ -230,7 +243,7 @@ RightsizingView Tracker::Record(const attribution::Attribution& attribution,
   }
   state_.last_cycle_unix = now_unix;
 
-  const Seen seen = SeeCycle(attribution, objects);
+  const Seen seen = SeeCycle(attribution, objects, device_prices);
   for (const auto& [id, s] : seen) {
     if (!s.data) continue;
     WorkloadRecord& r = state_.workloads[id];

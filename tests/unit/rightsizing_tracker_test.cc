@@ -260,6 +260,30 @@ TEST(RightsizingTracker, MigSingleNodeSlicesAreNvidiaGpuUnits) {
   EXPECT_NEAR(batch->gpu_equivalents, 1.0 / 7, 1e-12);
 }
 
+// The reclaimable cost: each pod's reclaimable share × its card's price per GPU-hour; a
+// workload on unpriced cards has none (docs/rightsizing.md#reading-a-recommendation).
+TEST(RightsizingTracker, ReclaimableCostOfPricedCardsOnly) {
+  Cluster c;
+  c.AddWholePod(DeploymentPod("chat-abc12-a", "chat"), 10e9, 0.05);    // device 0: priced
+  c.AddWholePod(DeploymentPod("chat-abc12-b", "chat"), 10e9, 0.05);    // device 1: unpriced
+  c.AddWholePod(DeploymentPod("batch-abc12-a", "batch"), 10e9, 0.05);  // device 2: unpriced
+  const std::vector<std::optional<double>> prices = {2.8, std::nullopt, std::nullopt};
+  Tracker t(Params());
+  RightsizingView v;
+  for (int i = 0; i <= 4; ++i) v = t.Record(c.attribution, c.objects, kT0 + 60 * i, &prices);
+  // chat: 12 GB and 0.06 needed: 1g.20gb (1/7); each pod gives back 6/7 of a card, the priced
+  // one 6/7 × 2.8 = 2.4 per hour; the unpriced one adds nothing to the cost.
+  const WorkloadView* chat = Find(v, "Deployment", "chat");
+  EXPECT_EQ(chat->recommendation.recommended, "1g.20gb");
+  EXPECT_NEAR(chat->reclaimable_gpu_equivalents, 2 * 6.0 / 7, 1e-12);
+  ASSERT_TRUE(chat->reclaimable_cost_per_hour.has_value());
+  EXPECT_NEAR(*chat->reclaimable_cost_per_hour, 2.4, 1e-12);
+  EXPECT_FALSE(Find(v, "Deployment", "batch")->reclaimable_cost_per_hour.has_value());
+  // Without prices, none at all.
+  v = t.Record(c.attribution, c.objects, kT0 + 300);
+  EXPECT_FALSE(Find(v, "Deployment", "chat")->reclaimable_cost_per_hour.has_value());
+}
+
 TEST(RightsizingTracker, UnrequestedUseAndUnknownPodsAreNotWorkloads) {
   Cluster c;
   c.AddWholePod(DeploymentPod("sneaky-abc12-a", "sneaky"), 4e9, 0.2,
