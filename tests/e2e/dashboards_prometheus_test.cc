@@ -373,6 +373,7 @@ TEST_F(DashboardsAgainstPrometheus, EveryQueriedFamilyIsLive) {
   const std::map<std::string, std::string> not_in_demo = {
       {"gpuattr_device_candidate_pod", "needs an exporter without pod labels"},
       {"gpuattr_pod_unrequested_gpu_use", "needs a pod on a GPU it did not request"},
+      {"gpuattr_workload_reclaimable_cost_per_hour", "needs accounting.prices; the demo has none"},
   };
   std::map<std::string, std::string> used;
   for (const auto& file : DashboardFiles()) {
@@ -409,6 +410,8 @@ const std::map<std::string, std::string>& MayBeEmpty() {
        "alerts fire only after their for: (1 min at the least); the run may be shorter"},
       {"devices.json|Possible owners of devices without pod labels",
        "needs a dcgm-exporter without pod labels; the demo's have them"},
+      {"namespaces.json|Reclaimable cost per hour per namespace",
+       "needs accounting.prices; the demo runs without prices"},
       {"pods.json|Pods using a GPU they did not request",
        "needs a pod on a GPU it did not request (process tier); not in the demo"},
       {"self.json|Rejected lines by reason",
