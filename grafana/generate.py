@@ -353,7 +353,33 @@ def namespaces():
     d.bars("Energy per day", "increase() of the namespace's energy counter over the last 24 h.",
            f"sort_desc(increase(gpuattr_namespace_energy_joules_total{{{CN}}}[1d]) / {J_PER_KWH})",
            "{{cluster}} {{namespace}}", "kwatth", NEUTRAL, w=24)
+    rightsizing(d)
     return d
+
+
+def rightsizing(d):
+    """The Rightsizing row (docs/rightsizing.md): what following the recommendations would give back."""
+    d.row("Rightsizing")
+    d.bars("Reclaimable GPU-equivalents per namespace", "Σ over the namespace's workloads of what following "
+           "their rightsizing recommendations would give back now: max(0, held share − recommended share) per "
+           "pod's device.",
+           f"sort_desc(sum by (cluster, namespace) (gpuattr_workload_reclaimable_gpu_equivalents{{{CN}}}))",
+           "{{cluster}} {{namespace}}", "short", NEUTRAL)
+    d.bars("Reclaimable cost per hour per namespace", "The same, each pod's part × its card's price per GPU-hour "
+           "(accounting.prices); priced cards only.",
+           f"sort_desc(sum by (cluster, namespace, currency) (gpuattr_workload_reclaimable_cost_per_hour{{{CN}}}))",
+           "{{cluster}} {{namespace}} ({{currency}})", "short", NEUTRAL)
+    d.table("Workloads to rightsize", "One row per workload (its pods' controller): current → recommended and why "
+            "(insufficient_data, memory_bound, compute_bound, needs_larger, fits_smaller, right_sized, "
+            "no_mig_model), from its peak memory and p95 utilisation over the observed time.", [
+        ("recommendation", f"gpuattr_workload_recommendation{{{CN}}}", "short"),
+        ("reclaimable GPU-equivalents", f"gpuattr_workload_reclaimable_gpu_equivalents{{{CN}}}", "short"),
+        ("GPU-equivalents held", f"gpuattr_workload_gpu_equivalents{{{CN}}}", "short"),
+        ("pods", f"gpuattr_workload_pods{{{CN}}}", "short"),
+        ("peak memory", f"gpuattr_workload_memory_peak_bytes{{{CN}}}", "bytes"),
+        ("p95 utilisation", f"gpuattr_workload_utilization_p95_ratio{{{CN}}}", "percentunit"),
+        ("observed", f"gpuattr_workload_observed_seconds{{{CN}}}", "s"),
+    ], h=10, hide=("Value #A",), sort="reclaimable GPU-equivalents")
 
 
 def pods():

@@ -1,5 +1,10 @@
 #include "gpuattr/app/stages.h"
 
+#include <map>
+#include <optional>
+#include <string_view>
+#include <utility>
+
 #include "gpuattr/accounting/accounting.h"
 #include "gpuattr/accounting/teams.h"
 #include "gpuattr/allocation/allocation.h"
@@ -65,7 +70,21 @@ model::CycleOutput RunStages(const CycleInput& input, StageState& state,
   state.ledger.RecordGpuHours(cards, prices, params.currency, input.now_unix, &in_cluster,
                               out.ledger, teams);
   out.ledger.bases = params.bases;
-  out.rightsizing = state.rightsizing.Record(out.attribution, objects, input.now_unix);
+  // Each device's card price, for the reclaimable cost
+  // (docs/rightsizing.md#reading-a-recommendation).
+  std::vector<std::optional<double>> device_prices;
+  if (!prices.empty()) {
+    std::map<std::pair<std::string_view, std::string_view>, double> by_card;
+    for (size_t i = 0; i < cards.size() && i < prices.size(); ++i)
+      if (prices[i]) by_card.emplace(std::pair{cards[i].node, cards[i].gpu}, *prices[i]);
+    for (const attribution::Device& d : out.attribution.devices) {
+      auto it = by_card.find({d.id.node, d.id.gpu});
+      device_prices.push_back(it == by_card.end() ? std::nullopt : std::optional(it->second));
+    }
+  }
+  out.rightsizing = state.rightsizing.Record(out.attribution, objects, input.now_unix,
+                                             prices.empty() ? nullptr : &device_prices);
+  out.rightsizing.currency = params.currency;
   // Every shard sees every namespace: shard 0 alone publishes them, so that a join on
   // (cluster, namespace) finds one series.
   if (!input.shard.sharded() || input.shard.index == 0) out.namespace_labels = std::move(teams);

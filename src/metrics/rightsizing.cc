@@ -36,8 +36,16 @@ constexpr FamilySpec kReclaimable{
     "GPU-equivalents following the recommendation would give back now: the sum over the "
     "workload's pods' devices of max(0, held share - recommended share)."};
 
-constexpr FamilySpec kFamilies[] = {kRecommendation, kPods,           kMemoryPeak, kUtilizationP95,
-                                    kObserved,       kGpuEquivalents, kReclaimable};
+constexpr FamilySpec kReclaimableCost{
+    "gpuattr_workload_reclaimable_cost_per_hour", MetricType::kGauge,
+    "What following the recommendation would save per hour now, in `currency`: the sum over the "
+    "workload's pods' devices of max(0, held share - recommended share) times the price per "
+    "GPU-hour of that device's card (accounting.prices). Priced cards only: absent when none of "
+    "its pods' cards is priced."};
+
+constexpr FamilySpec kFamilies[] = {kRecommendation, kPods,           kMemoryPeak,
+                                    kUtilizationP95, kObserved,       kGpuEquivalents,
+                                    kReclaimable,    kReclaimableCost};
 
 Labels WorkloadLabels(const std::string& cluster, const rightsizing::WorkloadView& v) {
   return Labels{{"cluster", cluster},
@@ -74,6 +82,12 @@ void WriteRightsizing(const std::string& cluster, const rightsizing::Rightsizing
     w.Add(kGpuEquivalents, WorkloadLabels(cluster, v), v.gpu_equivalents);
   for (const rightsizing::WorkloadView& v : view.workloads)
     w.Add(kReclaimable, WorkloadLabels(cluster, v), v.reclaimable_gpu_equivalents);
+  for (const rightsizing::WorkloadView& v : view.workloads) {
+    if (!v.reclaimable_cost_per_hour) continue;
+    Labels l = WorkloadLabels(cluster, v);
+    l.emplace("currency", view.currency);
+    w.Add(kReclaimableCost, l, *v.reclaimable_cost_per_hour);
+  }
 }
 
 constinit const FamilyGroup kRightsizingGroup{"rightsizing", kFamilies, &Build};

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "gpuattr/attribution/kube_view.h"
+#include "gpuattr/attribution/node_shape.h"
 
 namespace gpuattr::rightsizing {
 namespace {
@@ -45,10 +46,22 @@ Holding HoldingOf(const attribution::PodDevice& link, const attribution::Device&
       MigModelOf(device.model, slice ? std::nullopt : device.memory_total_bytes);
   std::string resource = "nvidia.com/gpu";
   if (slice) {
+    // Where every nvidia.com/gpu unit is a slice (mig.strategy=single, GKE partitions), pods
+    // request nvidia.com/gpu: the slice's profile is the exporter's, else the node's, and a
+    // shared slice has the node shape's replicas (docs/design.md#node-shapes). On mixed nodes
+    // pods request nvidia.com/mig-<profile>, and its `.replicas` label tells the sharing. The
+    // shape is read only when needed (it parses the labels; most pods need it not).
+    std::optional<attribution::NodeShape> shape;
+    auto units_are_slices = [&] {
+      if (!shape)
+        shape = node != nullptr ? attribution::NodeShapeOf(*node) : attribution::NodeShape{};
+      return shape->UnitsAreSlices();
+    };
     const std::string_view requested = RequestedProfile(pod);
-    const std::string_view name = requested.empty() ? device.mig_profile : requested;
+    std::string_view name = requested.empty() ? device.mig_profile : requested;
+    if (name.empty() && units_are_slices()) name = shape->slice_profile;
     if (std::optional<MigProfile> p = CanonicalProfile(model, name)) h.profile = p->name;
-    if (attribution::IsShared(link.sharing))
+    if (attribution::IsShared(link.sharing) && !(requested.empty() && units_are_slices()))
       resource = std::string(kMigResource) + std::string(name);
   }
   if (link.sharing == attribution::Sharing::kHami) {

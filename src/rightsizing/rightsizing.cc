@@ -14,13 +14,17 @@ namespace {
 // What one cycle saw of one workload.
 struct CycleSeen {
   size_t pods = 0;
-  kube::PodId last_pod;  // pod_devices come sorted by pod: a new pod is a new id
+  const kube::PodId* last_pod = nullptr;  // pod_devices come sorted by pod: a new pod is a new id
   bool data = false;
   std::optional<Holding> largest;
   double largest_share = 0;  // ComputeShare(*largest)
   std::optional<double> peak_memory_bytes;
-  UtilizationSketch utilization;
-  std::vector<double> held_shares;  // one per (pod, device) it holds now
+  std::vector<double> utilization;  // samples, added to the slot's and the window's sketches
+  struct Held {
+    double share = 0;
+    std::optional<double> price_per_hour;  // of the device's card, when priced
+  };
+  std::vector<Held> held;  // one per (pod, device) it holds now
 };
 
 void MaxInto(std::optional<double>& into, std::optional<double> v) {
@@ -35,39 +39,114 @@ struct WorkloadHash {
 };
 using Seen = std::unordered_map<WorkloadId, CycleSeen, WorkloadHash>;
 
+// Finds the pods of pod_devices (sorted by namespace, then name) in the objects' map (sorted by
+// "namespace/name": within a namespace the same order), so the next pod is mostly a step or two
+// on from the last; otherwise (another namespace, many pods between) a lookup by key.
+class PodWalker {
+ public:
+  explicit PodWalker(const kube::ClusterObjects& objects)
+      : pods_(objects.pods), at_(objects.pods.end()) {}
+
+  const kube::Pod* Find(const kube::PodId& id) {
+    constexpr int kMaxSteps = 4;
+    auto it = at_;
+    for (int step = 0; step < kMaxSteps && it != pods_.end(); ++step, ++it)
+      if (KeyIs(it->first, id)) return &(at_ = it)->second;
+    at_ = pods_.find(id.Text());
+    return at_ == pods_.end() ? nullptr : &at_->second;
+  }
+
+ private:
+  static bool KeyIs(const std::string& key, const kube::PodId& id) {
+    return key.size() == id.namespace_.size() + 1 + id.name.size() &&
+           key.compare(id.namespace_.size() + 1, std::string::npos, id.name) == 0 &&
+           key.compare(0, id.namespace_.size(), id.namespace_) == 0 &&
+           key[id.namespace_.size()] == '/';
+  }
+
+  const std::map<std::string, kube::Pod>& pods_;
+  std::map<std::string, kube::Pod>::const_iterator at_;
+};
+
+// The node object of each device (devices are sorted by node: a lookup per node, not per pod).
+std::vector<const kube::Node*> NodesOfDevices(const attribution::Attribution& attribution,
+                                              const kube::ClusterObjects& objects) {
+  std::vector<const kube::Node*> out(attribution.devices.size(), nullptr);
+  const std::string* last = nullptr;
+  const kube::Node* node = nullptr;
+  for (size_t i = 0; i < attribution.devices.size(); ++i) {
+    const std::string& name = attribution.devices[i].id.node;
+    if (last == nullptr || *last != name) node = objects.FindNode(name);
+    last = &name;
+    out[i] = node;
+  }
+  return out;
+}
+
+// ComputeShare of the few kinds a cluster's pods hold (it parses the profile name).
+class ShareCache {
+ public:
+  double Of(const Holding& h) {
+    for (const auto& [held, share] : known_)
+      if (held == h) return share;
+    const double share = ComputeShare(h);
+    if (known_.size() < 16) known_.emplace_back(h, share);
+    return share;
+  }
+
+ private:
+  std::vector<std::pair<Holding, double>> known_;
+};
+
 // Groups this cycle's pods on devices by workload.
-Seen SeeCycle(const attribution::Attribution& attribution, const kube::ClusterObjects& objects) {
+Seen SeeCycle(const attribution::Attribution& attribution, const kube::ClusterObjects& objects,
+              const std::vector<std::optional<double>>* device_prices) {
   Seen seen;
-  const kube::Pod* pod = nullptr;  // the previous link's, reused for its next devices
+  PodWalker walker(objects);
+  const std::vector<const kube::Node*> nodes = NodesOfDevices(attribution, objects);
+  const kube::PodId* pod_id = nullptr;  // the previous link's, reused for its next devices
+  const kube::Pod* pod = nullptr;
   CycleSeen* s_of_pod = nullptr;
+  ShareCache shares;
+  std::optional<WorkloadId> last_workload;  // a workload's pods mostly come one after another
+  CycleSeen* s_of_last = nullptr;
   for (const attribution::PodDevice& link : attribution.pod_devices) {
     if (link.sharing == attribution::Sharing::kUnrequested) continue;  // asked for nothing
     if (link.device >= attribution.devices.size()) continue;
-    if (pod == nullptr || pod->namespace_ != link.pod.namespace_ || pod->name != link.pod.name) {
-      pod = objects.FindPod(link.pod.namespace_, link.pod.name);
+    if (pod_id == nullptr || *pod_id != link.pod) {
+      pod_id = &link.pod;
+      pod = walker.Find(link.pod);
       s_of_pod = nullptr;
     }
     if (pod == nullptr) continue;
     const attribution::Device& device = attribution.devices[link.device];
     if (s_of_pod == nullptr) {
-      s_of_pod = &seen[WorkloadOf(*pod)];
-      if (s_of_pod->pods == 0 || s_of_pod->last_pod != link.pod) {
+      WorkloadId id = WorkloadOf(*pod);
+      if (!last_workload || *last_workload != id) {
+        s_of_last = &seen[id];  // unordered_map: references stay valid as it grows
+        last_workload = std::move(id);
+      }
+      s_of_pod = s_of_last;
+      if (s_of_pod->last_pod == nullptr || *s_of_pod->last_pod != link.pod) {
         ++s_of_pod->pods;
-        s_of_pod->last_pod = link.pod;
+        s_of_pod->last_pod = &link.pod;
       }
     }
     CycleSeen& s = *s_of_pod;
-    const Holding h = HoldingOf(link, device, *pod, objects.FindNode(device.id.node));
+    const Holding h = HoldingOf(link, device, *pod, nodes[link.device]);
     // Most pods of a workload hold the same kind: compare and parse only when it differs.
+    const std::optional<double> price = device_prices && link.device < device_prices->size()
+                                            ? (*device_prices)[link.device]
+                                            : std::nullopt;
     if (!s.largest) {
       s.largest = h;
-      s.largest_share = ComputeShare(h);
-      s.held_shares.push_back(s.largest_share);
+      s.largest_share = shares.Of(h);
+      s.held.push_back({s.largest_share, price});
     } else if (h == *s.largest) {
-      s.held_shares.push_back(s.largest_share);
+      s.held.push_back({s.largest_share, price});
     } else {
-      const double share = ComputeShare(h);
-      s.held_shares.push_back(share);
+      const double share = shares.Of(h);
+      s.held.push_back({share, price});
       if (SmallerHolding(*s.largest, h)) {
         s.largest = h;
         s.largest_share = share;
@@ -77,7 +156,7 @@ Seen SeeCycle(const attribution::Attribution& attribution, const kube::ClusterOb
     if (!util && !link.memory_used_bytes) continue;  // unknown this cycle: adds nothing
     s.data = true;
     MaxInto(s.peak_memory_bytes, link.memory_used_bytes);
-    if (util) s.utilization.Add(*util);
+    if (util) s.utilization.push_back(*util);
   }
   return seen;
 }
@@ -89,13 +168,27 @@ WindowSlot& SlotAt(WorkloadRecord& r, double now, double slot_seconds) {
   return r.slots.back();  // a clock that went back adds to the newest slot
 }
 
-// Drops the slots wholly before the window, and then the workloads left with none.
+// The slots' sketches merged, from scratch.
+UtilizationSketch WindowOf(const WorkloadRecord& r) {
+  UtilizationSketch window;
+  for (const WindowSlot& s : r.slots) window.Merge(s.utilization);
+  return window;
+}
+
+// Drops the slots wholly before the window (taking their samples out of the running window
+// sketch), and then the workloads left with none.
 void Expire(RightsizingState& state, double now, double window, double slot_seconds) {
   for (auto it = state.workloads.begin(); it != state.workloads.end();) {
-    std::vector<WindowSlot>& slots = it->second.slots;
-    std::erase_if(slots,
-                  [&](const WindowSlot& s) { return s.start_unix + slot_seconds <= now - window; });
-    it = slots.empty() ? state.workloads.erase(it) : std::next(it);
+    WorkloadRecord& r = it->second;
+    size_t old = 0;
+    while (old < r.slots.size() && r.slots[old].start_unix + slot_seconds <= now - window) ++old;
+    if (old > 0) {
+      bool exact = true;
+      for (size_t i = 0; i < old && exact; ++i) exact = r.window.Subtract(r.slots[i].utilization);
+      r.slots.erase(r.slots.begin(), r.slots.begin() + static_cast<std::ptrdiff_t>(old));
+      if (!exact) r.window = WindowOf(r);
+    }
+    it = r.slots.empty() ? state.workloads.erase(it) : std::next(it);
   }
 }
 
@@ -103,13 +196,11 @@ WorkloadView ViewOf(const WorkloadId& id, const WorkloadRecord& r, const CycleSe
                     const AdvertisedProfiles& advertised, const RightsizingParams& params) {
   WorkloadView v;
   v.id = id;
-  UtilizationSketch util;
   for (const WindowSlot& s : r.slots) {
     v.observed_seconds += s.observed_seconds;
     MaxInto(v.memory_peak_bytes, s.peak_memory_bytes);
-    util.Merge(s.utilization);
   }
-  v.utilization_p95 = util.Quantile(0.95);
+  v.utilization_p95 = r.window.Quantile(0.95);
   RecommendInput in;
   in.current = r.current;
   if (auto it = advertised.find(r.current.model); it != advertised.end())
@@ -122,9 +213,13 @@ WorkloadView ViewOf(const WorkloadId& id, const WorkloadRecord& r, const CycleSe
   v.recommendation = Recommend(in);
   if (now != nullptr) {
     v.pods = now->pods;
-    for (double held : now->held_shares) {
-      v.gpu_equivalents += held;
-      v.reclaimable_gpu_equivalents += std::max(0.0, held - v.recommendation.recommended_share);
+    for (const CycleSeen::Held& held : now->held) {
+      const double reclaimable = std::max(0.0, held.share - v.recommendation.recommended_share);
+      v.gpu_equivalents += held.share;
+      v.reclaimable_gpu_equivalents += reclaimable;
+      if (held.price_per_hour)
+        v.reclaimable_cost_per_hour =
+            v.reclaimable_cost_per_hour.value_or(0) + reclaimable * *held.price_per_hour;
     }
   }
   return v;
@@ -133,10 +228,13 @@ WorkloadView ViewOf(const WorkloadId& id, const WorkloadRecord& r, const CycleSe
 }  // namespace
 
 Tracker::Tracker(RightsizingParams params, RightsizingState initial)
-    : params_(params), state_(std::move(initial)) {}
+    : params_(params), state_(std::move(initial)) {
+  for (auto& [id, r] : state_.workloads) r.window = WindowOf(r);
+}
 
 RightsizingView Tracker::Record(const attribution::Attribution& attribution,
-                                const kube::ClusterObjects& objects, double now_unix) {
+                                const kube::ClusterObjects& objects, double now_unix,
+                                const std::vector<std::optional<double>>* device_prices) {
   const double slot_seconds = params_.window_seconds / kSlotsPerWindow;
   double interval = 0;
   if (state_.last_cycle_unix) {
@@ -145,22 +243,27 @@ RightsizingView Tracker::Record(const attribution::Attribution& attribution,
   }
   state_.last_cycle_unix = now_unix;
 
-  const Seen seen = SeeCycle(attribution, objects);
+  const Seen seen = SeeCycle(attribution, objects, device_prices);
   for (const auto& [id, s] : seen) {
     if (!s.data) continue;
     WorkloadRecord& r = state_.workloads[id];
     if (s.largest) {
       // Utilisation of another kind of device says nothing about this one: start over.
       if (!r.slots.empty() && (HoldingLabel(r.current) != HoldingLabel(*s.largest) ||
-                               r.current.model != s.largest->model))
+                               r.current.model != s.largest->model)) {
         r.slots.clear();
+        r.window = {};
+      }
       r.current = *s.largest;
     }
     r.last_seen_unix = now_unix;
     WindowSlot& slot = SlotAt(r, now_unix, slot_seconds);
     slot.observed_seconds += interval;
     MaxInto(slot.peak_memory_bytes, s.peak_memory_bytes);
-    slot.utilization.Merge(s.utilization);
+    for (double u : s.utilization) {
+      slot.utilization.Add(u);
+      r.window.Add(u);
+    }
   }
   Expire(state_, now_unix, params_.window_seconds, slot_seconds);
 

@@ -66,6 +66,33 @@ void UtilizationSketch::Merge(const UtilizationSketch& other) {
         static_cast<uint32_t>(std::min<uint64_t>(uint64_t{into[i]} + other.counts_[i], UINT32_MAX));
 }
 
+bool UtilizationSketch::Subtract(const UtilizationSketch& other) {
+  if (other.count_ > count_ || other.zero_count_ > zero_count_) return false;
+  if (other.count_ == 0) return true;
+  const int32_t last = first_index_ + static_cast<int32_t>(counts_.size()) - 1;
+  const int32_t other_last = other.first_index_ + static_cast<int32_t>(other.counts_.size()) - 1;
+  if (!other.counts_.empty() && (other.first_index_ < first_index_ || other_last > last))
+    return false;
+  const size_t offset =
+      other.counts_.empty() ? 0 : static_cast<size_t>(other.first_index_ - first_index_);
+  for (size_t i = 0; i < other.counts_.size(); ++i) {
+    const uint32_t c = counts_[offset + i];
+    if (c == UINT32_MAX || c < other.counts_[i]) return false;
+  }
+  for (size_t i = 0; i < other.counts_.size(); ++i) counts_[offset + i] -= other.counts_[i];
+  count_ -= other.count_;
+  zero_count_ -= other.zero_count_;
+  // Trim the emptied ends, so the sketch is the one Merge of the remaining parts would give.
+  size_t begin = 0;
+  while (begin < counts_.size() && counts_[begin] == 0) ++begin;
+  size_t end = counts_.size();
+  while (end > begin && counts_[end - 1] == 0) --end;
+  counts_.erase(counts_.begin() + static_cast<std::ptrdiff_t>(end), counts_.end());
+  counts_.erase(counts_.begin(), counts_.begin() + static_cast<std::ptrdiff_t>(begin));
+  first_index_ = counts_.empty() ? 0 : first_index_ + static_cast<int32_t>(begin);
+  return true;
+}
+
 std::vector<UtilizationSketch::Bucket> UtilizationSketch::buckets() const {
   std::vector<Bucket> out;
   for (size_t i = 0; i < counts_.size(); ++i)

@@ -12,7 +12,9 @@
 //   BM_DecodeState    read back at start
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <random>
+#include <tuple>
 #include <string>
 
 #include "gpuattr/ledger/state_codec.h"
@@ -71,6 +73,11 @@ Cluster Make() {
         AddPod(c, n, g, "2g.20gb", "6", pods);
       }
     }
+  // As attribution gives them (types.h): sorted by (pod, device).
+  std::sort(c.attribution.pod_devices.begin(), c.attribution.pod_devices.end(),
+            [](const attribution::PodDevice& a, const attribution::PodDevice& b) {
+              return std::tie(a.pod, a.device) < std::tie(b.pod, b.device);
+            });
   return c;  // 4,000 pods on whole GPUs + 12,000 on slices: 16,000 pods, 2,000 Deployments
 }
 

@@ -83,8 +83,10 @@ inline model::Snapshot RichSnapshot() {
   workload.observed_seconds = 86400;
   workload.gpu_equivalents = 2;
   workload.reclaimable_gpu_equivalents = 12.0 / 7;
+  workload.reclaimable_cost_per_hour = 12.0 / 7 * 2.5;  // its cards at 2.5 per GPU-hour
   out.rightsizing.workloads.push_back(workload);
   out.namespace_labels = {{"etl", {}}, {"ml", {{"example.com/owner", "ana"}, {"team", "vision"}}}};
+  out.rightsizing.currency = "USD";
   model::ClusterSnapshot b;
   b.cluster = "prod \"eu\"";  // label values are escaped by the serializer
   b.latest.up = false;

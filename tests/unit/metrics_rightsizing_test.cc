@@ -58,5 +58,36 @@ TEST(MetricsRightsizing, OneRowPerWorkload) {
                               "workload=\"notebook\",workload_kind=\"Pod\"} 1\n"));
 }
 
+// gpuattr_workload_reclaimable_cost_per_hour: with the currency, only for workloads on priced
+// cards (docs/rightsizing.md#reading-a-recommendation).
+TEST(MetricsRightsizing, ReclaimableCostOnlyWhenPriced) {
+  rightsizing::RightsizingView view;
+  view.currency = "EUR";
+  rightsizing::WorkloadView priced;
+  priced.id = {"ml", "Deployment", "chat"};
+  priced.recommendation = {"whole", "1g.20gb", rightsizing::Reason::kFitsSmaller, 1, 1.0 / 7};
+  priced.reclaimable_gpu_equivalents = 1.5;
+  priced.reclaimable_cost_per_hour = 3.75;
+  rightsizing::WorkloadView unpriced = priced;
+  unpriced.id = {"ml", "Deployment", "batch"};
+  unpriced.reclaimable_cost_per_hour = std::nullopt;
+  view.workloads = {unpriced, priced};
+
+  model::Snapshot s;
+  s.complete = true;
+  model::ClusterSnapshot c;
+  c.cluster = "kind-gpu";
+  c.latest.up = true;
+  gpuattr::testing::MutableOutput(c).rightsizing = view;
+  s.clusters.push_back(std::move(c));
+  const std::string text = RenderText(s);
+  EXPECT_THAT(text, HasSubstr("# TYPE gpuattr_workload_reclaimable_cost_per_hour gauge\n"));
+  EXPECT_THAT(text, HasSubstr("gpuattr_workload_reclaimable_cost_per_hour{cluster=\"kind-gpu\","
+                              "currency=\"EUR\",namespace=\"ml\",workload=\"chat\","
+                              "workload_kind=\"Deployment\"} 3.75\n"));
+  EXPECT_THAT(text, Not(HasSubstr("gpuattr_workload_reclaimable_cost_per_hour{cluster=\"kind-gpu\","
+                                  "currency=\"EUR\",namespace=\"ml\",workload=\"batch\"")));
+}
+
 }  // namespace
 }  // namespace gpuattr::metrics

@@ -137,6 +137,36 @@ TEST(RightsizingSketch, MergeIsAssociativeAndEqualsOneSketchOfAll) {
   ExpectWithinBound(pooled, left, 0.95);
 }
 
+// The running window sketch (docs/rightsizing.md#cost): taking a part back out gives the sketch
+// of the other parts, the same as merging them anew; what cannot be exact is refused.
+TEST(RightsizingSketch, SubtractUndoesMerge) {
+  std::mt19937_64 rng(11);
+  UtilizationSketch sa, sb, sc;
+  for (double x : RandomData(rng, 0, 300)) sa.Add(x);
+  for (double x : RandomData(rng, 4, 500)) sb.Add(x);
+  sc.Add(0.02);  // a low bucket that only c has
+  UtilizationSketch window = sa;
+  window.Merge(sb);
+  window.Merge(sc);
+  UtilizationSketch bc = sb;
+  bc.Merge(sc);
+  ASSERT_TRUE(window.Subtract(sa));
+  EXPECT_EQ(window, bc);  // emptied ends trimmed: the very sketch Merge gives
+  ASSERT_TRUE(window.Subtract(sc));
+  EXPECT_EQ(window, sb);
+  ASSERT_TRUE(window.Subtract(sb));
+  EXPECT_EQ(window, UtilizationSketch{});
+
+  UtilizationSketch small;
+  small.Add(0.5);
+  EXPECT_FALSE(small.Subtract(sa));  // samples it lacks
+  EXPECT_EQ(small.count(), 1u);
+  UtilizationSketch saturated;
+  saturated.Add(0.5, UINT32_MAX);
+  saturated.Add(0.5, 10);  // the bucket stays at 2^32 − 1: how many were taken is lost
+  EXPECT_FALSE(saturated.Subtract(small));
+}
+
 TEST(RightsizingSketch, FromPartsRefusesWhatAddCouldNotMake) {
   UtilizationSketch s;
   s.Add(0);

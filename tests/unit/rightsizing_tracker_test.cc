@@ -154,6 +154,34 @@ TEST(RightsizingTracker, OldSlotsLeaveTheWindow) {
   EXPECT_EQ(t.state().workloads.begin()->second.slots.size(), 8u);
 }
 
+// The window sketch is kept running (docs/rightsizing.md#cost): as slots leave the window, and
+// after a restart, the p95 is the one of the slots' sketches merged.
+TEST(RightsizingTracker, RunningWindowSketchEqualsTheSlotsMerged) {
+  Cluster busy;
+  busy.AddWholePod(DeploymentPod("chat-abc12-a", "chat"), 5e9, 0.95);
+  Cluster idle;
+  idle.AddWholePod(DeploymentPod("chat-abc12-a", "chat"), 5e9, 0.05);
+  Tracker t(Params());
+  // Two busy slots, then idle ones: the busy samples leave at kT0 + 800 and kT0 + 900.
+  for (double at = kT0; at < kT0 + 200; at += 20) t.Record(busy.attribution, busy.objects, at);
+  RightsizingView v;
+  for (double at = kT0 + 200; at <= kT0 + 900; at += 20) {
+    v = t.Record(idle.attribution, idle.objects, at);
+    const WorkloadRecord& r = t.state().workloads.begin()->second;
+    UtilizationSketch merged;
+    for (const WindowSlot& s : r.slots) merged.Merge(s.utilization);
+    ASSERT_EQ(r.window, merged) << "at +" << at - kT0;
+    EXPECT_EQ(v.workloads[0].utilization_p95, merged.Quantile(0.95));
+  }
+  EXPECT_NEAR(*v.workloads[0].utilization_p95, 0.05, 0.001);
+  // A restart: the state as the file gives it back (no window), and the same p95.
+  RightsizingState saved = t.state();
+  for (auto& [id, r] : saved.workloads) r.window = {};
+  Tracker restarted(Params(), saved);
+  EXPECT_EQ(restarted.state().workloads.begin()->second.window,
+            t.state().workloads.begin()->second.window);
+}
+
 TEST(RightsizingTracker, AnotherKindStartsOver) {
   Cluster whole;
   whole.AddWholePod(DeploymentPod("chat-abc12-a", "chat"), 30e9, 0.5);
@@ -193,6 +221,67 @@ TEST(RightsizingTracker, RequestedProfileWinsAndTimeSlicingCountsReplicas) {
   EXPECT_EQ(Find(v, "Deployment", "chat")->recommendation.current, "3g.40gb");
   EXPECT_EQ(Find(v, "Deployment", "batch")->recommendation.current, "share-1/4");
   EXPECT_DOUBLE_EQ(Find(v, "Deployment", "batch")->gpu_equivalents, 0.25);
+}
+
+// mig.strategy=single: pods request nvidia.com/gpu and every unit is a slice of the node's
+// profile, time-sliced by nvidia.com/gpu.replicas (there is no nvidia.com/mig-<profile> resource
+// and no label of its replicas).
+TEST(RightsizingTracker, MigSingleNodeSlicesAreNvidiaGpuUnits) {
+  Cluster c;
+  kube::Pod pod = DeploymentPod("chat-abc12-a", "chat");
+  kube::Container ctr;
+  ctr.limits["nvidia.com/gpu"] = 1;
+  pod.containers.push_back(ctr);
+  c.AddWholePod(pod, 4e9, 0.2, attribution::Sharing::kTimeSliced);
+  c.attribution.devices[0].id.gpu_instance = "7";
+  c.attribution.devices[0].mig_profile = "1g.10gb";
+  c.attribution.devices[0].pods = 1;  // the other replica is idle: no pod seen on it
+  kube::Pod other = DeploymentPod("batch-abc12-a", "batch");
+  other.containers.push_back(ctr);
+  c.AddWholePod(other, 2e9, 0.1, attribution::Sharing::kMig);
+  c.attribution.devices[1].id.gpu_instance = "8";  // the exporter names no profile
+  kube::Node node;
+  node.name = "gpu-1";
+  node.labels["nvidia.com/mig.strategy"] = "single";
+  node.labels["nvidia.com/gpu.product"] = "NVIDIA-A100-SXM4-80GB-MIG-1g.10gb";
+  node.labels["nvidia.com/gpu.replicas"] = "2";
+  node.capacity["nvidia.com/gpu"] = 112;
+  c.objects.nodes[node.Key()] = node;
+  Tracker t(Params());
+  const RightsizingView v = t.Record(c.attribution, c.objects, kT0);
+  // A 1g slice of 7, shared 2 ways: 1/14 of a card (it was 1/7, the replicas looked up under
+  // nvidia.com/mig-1g.10gb.replicas, which single nodes do not have).
+  const WorkloadView* chat = Find(v, "Deployment", "chat");
+  EXPECT_EQ(chat->recommendation.current, "1g.10gb");
+  EXPECT_NEAR(chat->gpu_equivalents, 1.0 / 14, 1e-12);
+  // No profile from the exporter: the node's (it was "whole", a full card).
+  const WorkloadView* batch = Find(v, "Deployment", "batch");
+  EXPECT_EQ(batch->recommendation.current, "1g.10gb");
+  EXPECT_NEAR(batch->gpu_equivalents, 1.0 / 7, 1e-12);
+}
+
+// The reclaimable cost: each pod's reclaimable share × its card's price per GPU-hour; a
+// workload on unpriced cards has none (docs/rightsizing.md#reading-a-recommendation).
+TEST(RightsizingTracker, ReclaimableCostOfPricedCardsOnly) {
+  Cluster c;
+  c.AddWholePod(DeploymentPod("chat-abc12-a", "chat"), 10e9, 0.05);    // device 0: priced
+  c.AddWholePod(DeploymentPod("chat-abc12-b", "chat"), 10e9, 0.05);    // device 1: unpriced
+  c.AddWholePod(DeploymentPod("batch-abc12-a", "batch"), 10e9, 0.05);  // device 2: unpriced
+  const std::vector<std::optional<double>> prices = {2.8, std::nullopt, std::nullopt};
+  Tracker t(Params());
+  RightsizingView v;
+  for (int i = 0; i <= 4; ++i) v = t.Record(c.attribution, c.objects, kT0 + 60 * i, &prices);
+  // chat: 12 GB and 0.06 needed: 1g.20gb (1/7); each pod gives back 6/7 of a card, the priced
+  // one 6/7 × 2.8 = 2.4 per hour; the unpriced one adds nothing to the cost.
+  const WorkloadView* chat = Find(v, "Deployment", "chat");
+  EXPECT_EQ(chat->recommendation.recommended, "1g.20gb");
+  EXPECT_NEAR(chat->reclaimable_gpu_equivalents, 2 * 6.0 / 7, 1e-12);
+  ASSERT_TRUE(chat->reclaimable_cost_per_hour.has_value());
+  EXPECT_NEAR(*chat->reclaimable_cost_per_hour, 2.4, 1e-12);
+  EXPECT_FALSE(Find(v, "Deployment", "batch")->reclaimable_cost_per_hour.has_value());
+  // Without prices, none at all.
+  v = t.Record(c.attribution, c.objects, kT0 + 300);
+  EXPECT_FALSE(Find(v, "Deployment", "chat")->reclaimable_cost_per_hour.has_value());
 }
 
 TEST(RightsizingTracker, UnrequestedUseAndUnknownPodsAreNotWorkloads) {

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "gpuattr/attribution/types.h"
@@ -40,10 +41,14 @@ struct WorkloadView {
   double observed_seconds = 0;
   double gpu_equivalents = 0;              // Σ over its pods' devices of the compute share held
   double reclaimable_gpu_equivalents = 0;  // Σ of max(0, held share − recommended share)
+  // The same sum, each term × the price per GPU-hour of that pod's card; priced cards only,
+  // absent when none of its pods' cards is priced.
+  std::optional<double> reclaimable_cost_per_hour;
 };
 
 struct RightsizingView {
   std::vector<WorkloadView> workloads;  // sorted by id
+  std::string currency;                 // of the costs (accounting.currency)
 };
 
 class Tracker {
@@ -51,8 +56,11 @@ class Tracker {
   explicit Tracker(RightsizingParams params = {}, RightsizingState initial = {});
 
   // Records one successful cycle at `now_unix` and returns every workload's row.
+  // `device_prices`, when given, has the price per GPU-hour of each attribution device's card
+  // (absent: unpriced), for the reclaimable cost.
   RightsizingView Record(const attribution::Attribution& attribution,
-                         const kube::ClusterObjects& objects, double now_unix);
+                         const kube::ClusterObjects& objects, double now_unix,
+                         const std::vector<std::optional<double>>* device_prices = nullptr);
 
   const RightsizingState& state() const { return state_; }
   const RightsizingParams& params() const { return params_; }

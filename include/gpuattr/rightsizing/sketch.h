@@ -33,6 +33,10 @@ class UtilizationSketch {
 
   void Add(double ratio, uint64_t count = 1);
   void Merge(const UtilizationSketch& other);
+  // Takes back what Merge(other) added (a running window sketch dropping an old slot). False,
+  // and unchanged, when that cannot be exact: `other` has samples this sketch lacks, or a bucket
+  // here has saturated; the caller then merges again from the parts.
+  bool Subtract(const UtilizationSketch& other);
   // The q-quantile (0 ≤ q ≤ 1) of the samples: the value of rank q × (n − 1) in sorted order,
   // within α relative (0 for the zero bucket). Absent when empty.
   std::optional<double> Quantile(double q) const;

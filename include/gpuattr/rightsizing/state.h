@@ -29,7 +29,12 @@ struct WorkloadRecord {
   Holding current;                // the largest kind its pods held when last seen
   double last_seen_unix = 0;      // the last cycle in which one of its pods had data
   std::vector<WindowSlot> slots;  // oldest first, each with observations; at most one per slot
-  bool operator==(const WorkloadRecord&) const = default;
+  // Derived, not saved: the slots' sketches merged, kept by the Tracker as slots come and go
+  // (docs/rightsizing.md#cost). Left out of ==, which compares what is saved.
+  UtilizationSketch window;
+  bool operator==(const WorkloadRecord& o) const {
+    return current == o.current && last_seen_unix == o.last_seen_unix && slots == o.slots;
+  }
 };
 
 struct RightsizingState {
