@@ -76,7 +76,9 @@ model::CycleOutput RunStages(const CycleInput& input, StageState& state,
   if (!prices.empty()) {
     std::map<std::pair<std::string_view, std::string_view>, double> by_card;
     for (size_t i = 0; i < cards.size() && i < prices.size(); ++i)
-      if (prices[i]) by_card.emplace(std::pair{cards[i].node, cards[i].gpu}, *prices[i]);
+      if (prices[i])  // views of the cards' own strings (a std::pair{...} would copy them)
+        by_card.emplace(std::pair<std::string_view, std::string_view>(cards[i].node, cards[i].gpu),
+                        *prices[i]);
     for (const attribution::Device& d : out.attribution.devices) {
       auto it = by_card.find({d.id.node, d.id.gpu});
       device_prices.push_back(it == by_card.end() ? std::nullopt : std::optional(it->second));
