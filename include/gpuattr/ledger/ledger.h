@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "gpuattr/accounting/teams.h"
 #include "gpuattr/attribution/types.h"
 #include "gpuattr/ledger/state.h"
 
@@ -99,7 +100,7 @@ struct LedgerView {
 using PodUids = std::map<kube::PodId, std::string>;
 
 // namespace → its labels named in accounting.namespace_labels (empty map: not known this cycle).
-using NamespaceLabels = std::map<std::string, std::map<std::string, std::string>>;
+using NamespaceLabels = accounting::NamespaceLabels;  // accounting/teams.h
 
 class Ledger {
  public:
