@@ -35,6 +35,19 @@ std::optional<double> ParseSampleValue(std::string_view s) {
   return v;
 }
 
+// A member's text when it is a string, else "": json::value() throws when the member holds
+// another type, and an answer is untrusted input ({"status": 1} once aborted the daemon).
+std::string TextMember(const json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// At most 300 bytes of a server-supplied message, as the apiserver's (kube/api_client.cc).
+std::string Clipped(std::string text) {
+  if (text.size() > 300) text = text.substr(0, 300) + "...";
+  return text;
+}
+
 std::string Describe(std::string_view source, std::string_view what) {
   return std::string(source) + ": " + std::string(what);
 }
@@ -65,21 +78,23 @@ Result<DecodedQuery> DecodeQueryResponse(std::string_view body, std::string_view
   }
   if (!doc.is_object())
     return MakeError(ErrorCode::kInvalidArgument, Describe(source, "answer is not a JSON object"));
-  const std::string status = doc.value("status", "");
+  const std::string status = TextMember(doc, "status");
   if (status != "success") {
-    std::string why = "query failed (status \"" + status + "\")";
-    if (doc.contains("error") && doc["error"].is_string())
-      why += ": " + doc.value("errorType", std::string("error")) + ": " +
-             doc["error"].get<std::string>();
+    std::string why = "query failed (status \"" + Clipped(status) + "\")";
+    if (const std::string error = TextMember(doc, "error"); !error.empty()) {
+      const std::string type = TextMember(doc, "errorType");
+      why += ": " + Clipped(type.empty() ? "error" : type) + ": " + Clipped(error);
+    }
     return MakeError(ErrorCode::kInvalidArgument, Describe(source, why));
   }
   if (!doc.contains("data") || !doc["data"].is_object())
     return MakeError(ErrorCode::kInvalidArgument, Describe(source, "answer has no \"data\""));
   const json& data = doc["data"];
-  const std::string type = data.value("resultType", "");
+  const std::string type = TextMember(data, "resultType");
   if (type != "vector")
-    return MakeError(ErrorCode::kInvalidArgument,
-                     Describe(source, "resultType is \"" + type + "\", expected \"vector\""));
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        Describe(source, "resultType is \"" + Clipped(type) + "\", expected \"vector\""));
   if (!data.contains("result") || !data["result"].is_array())
     return MakeError(ErrorCode::kInvalidArgument, Describe(source, "answer has no result array"));
 
@@ -102,7 +117,8 @@ Result<DecodedQuery> DecodeQueryResponse(std::string_view body, std::string_view
     }
     auto value = ParseSampleValue(item["value"][1].get_ref<const std::string&>());
     if (!value) {
-      invalid(index, "value \"" + item["value"][1].get<std::string>() + "\" is not a number");
+      invalid(index,
+              "value \"" + Clipped(item["value"][1].get<std::string>()) + "\" is not a number");
       continue;
     }
     QuerySeries s;

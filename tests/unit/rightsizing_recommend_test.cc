@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <ostream>
+
 namespace gpuattr::rightsizing {
 namespace {
 
@@ -25,6 +27,9 @@ struct Case {
   std::vector<MigProfile> advertised = {};
   double observed_seconds = 7 * kDay;
 };
+
+// The case's name, not its 192 bytes in hex, in test listings and CTest's names.
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
 RecommendInput InputOf(const Case& c) {
   RecommendInput in;

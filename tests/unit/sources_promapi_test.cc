@@ -77,6 +77,39 @@ TEST(PromApiDecode, ErrorsNameTheService) {
   EXPECT_NE(e.error().message.find("parse error at char 3"), std::string::npos);
 }
 
+// Members of the wrong type are errors, not exceptions: {"status": 1} once aborted the daemon
+// (json::value() throws on a type mismatch; found by promapi_fuzz in CI).
+TEST(PromApiDecode, WrongMemberTypesAreErrorsThatNameTheService) {
+  const std::string src = "query API monitoring/prometheus-k8s:9090";
+  for (const char* body : {R"({"status":1})", R"({"status":null,"error":7,"errorType":[]})",
+                           R"({"status":"error","error":"boom","errorType":5})",
+                           R"({"status":"success","data":{"resultType":3,"result":[]}})",
+                           R"({"status":"success","data":{"resultType":{"a":1},"result":[]}})"}) {
+    auto d = DecodeQueryResponse(body, src);
+    ASSERT_FALSE(d.ok()) << body;
+    EXPECT_NE(d.error().message.find(src), std::string::npos) << d.error().message;
+  }
+  auto typed = DecodeQueryResponse(R"({"status":"error","error":"boom","errorType":5})", src);
+  EXPECT_NE(typed.error().message.find("error: boom"), std::string::npos) << typed.error().message;
+}
+
+// A server's words are clipped in messages (they reach the log and the status page).
+TEST(PromApiDecode, ServerTextInMessagesIsClipped) {
+  const std::string huge(100000, 'x');
+  auto d = DecodeQueryResponse(
+      R"({"status":"error","errorType":"bad_data","error":")" + huge + R"("})", "q");
+  ASSERT_FALSE(d.ok());
+  EXPECT_LT(d.error().message.size(), 400u) << d.error().message.size();
+  EXPECT_NE(d.error().message.find("xxx..."), std::string::npos);
+  auto v = DecodeQueryResponse(R"({"status":"success","data":{"resultType":"vector","result":[
+    {"metric":{"__name__":"a"},"value":[1,")" +
+                                   huge + R"("]}]}})",
+                               "q");
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->invalid_series, 1u);
+  EXPECT_LT(v->first_invalid.size(), 400u);
+}
+
 TEST(PromApiDecode, SkipsAndCountsMalformedEntries) {
   const char body[] = R"({"status":"success","data":{"resultType":"vector","result":[
     {"metric":{"__name__":"a"},"value":[1,"1"]},
