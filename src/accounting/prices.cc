@@ -75,4 +75,21 @@ std::optional<double> PriceList::Price(const kube::Node* node, std::string_view 
   return std::nullopt;
 }
 
+std::vector<std::optional<double>> PriceCards(const PriceList& prices,
+                                              const std::vector<CardAccount>& cards,
+                                              const kube::ClusterObjects& objects) {
+  std::vector<std::optional<double>> out;
+  if (prices.empty()) return out;
+  out.reserve(cards.size());
+  const CardAccount* last = nullptr;
+  for (const CardAccount& c : cards) {
+    if (last == nullptr || c.node != last->node || c.model != last->model)
+      out.push_back(prices.Price(objects.FindNode(c.node), c.model));
+    else
+      out.push_back(out.back());
+    last = &c;
+  }
+  return out;
+}
+
 }  // namespace gpuattr::accounting

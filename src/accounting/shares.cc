@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_map>
 #include <utility>
 
 #include "gpuattr/accounting/accounting.h"
@@ -17,7 +18,13 @@ namespace {
 using attribution::Device;
 using attribution::PodDevice;
 using attribution::Sharing;
-using Weights = std::vector<std::pair<kube::PodId, double>>;
+// Pods by pointer (into the attribution's links, DRA's index or the allocation, which outlive a
+// ShareCards call): 16,000 pods' names are not copied three times a cycle (docs/performance.md).
+using PodRef = const kube::PodId*;
+using Weights = std::vector<std::pair<PodRef, double>>;
+struct PodRefLess {
+  bool operator()(PodRef a, PodRef b) const { return *a < *b; }
+};
 
 // A device never gives away more than itself.
 void Normalise(Weights& w) {
@@ -27,38 +34,54 @@ void Normalise(Weights& w) {
     for (auto& [pod, x] : w) x /= sum;
 }
 
-// The device resource a device is handed out as (its replicas are `<resource>.shared`, or the
-// resource itself when the node time-slices it unrenamed): nvidia.com/gpu for a whole GPU and for
-// slices on a mig.strategy=single node, nvidia.com/mig-<profile> on a mixed node.
-std::string ResourceOf(const Device& d, const kube::Node* node) {
-  if (!d.id.gpu_instance || d.mig_profile.empty() || !node) return "nvidia.com/gpu";
-  for (const kube::ResourceList* list : {&node->capacity, &node->allocatable})
+// A node with a nvidia.com/mig-* resource hands its slices out by profile (mig.strategy=mixed).
+bool AdvertisesMigProfiles(const kube::Node& node) {
+  for (const kube::ResourceList* list : {&node.capacity, &node.allocatable})
     for (const auto& [name, amount] : *list)
-      if (name.starts_with("nvidia.com/mig-")) return "nvidia.com/mig-" + d.mig_profile;
-  return "nvidia.com/gpu";
+      if (name.starts_with("nvidia.com/mig-")) return true;
+  return false;
 }
+
+// The devices of one node handed out as one device resource: nvidia.com/gpu for a whole GPU and
+// for slices on a mig.strategy=single node, nvidia.com/mig-<profile> on a mixed node (its
+// replicas are `<resource>.shared`, or the resource itself when the node time-slices it
+// unrenamed).
+struct Kind {
+  const kube::Node* node = nullptr;  // null when the node object is unknown
+  std::string resource;
+  int64_t replicas = 1;  // per device (the node's labels); 1 without a node object
+  bool hami = false;     // HAMi places every pod by its annotation: no pool of unplaced replicas
+  size_t devices = 0;
+  // Pods the exporter places on devices of this kind (requested ones), with how many such
+  // devices each is on; kept for time-sliced kinds only (replicas > 1), the only ones that ask.
+  std::map<PodRef, int, PodRefLess> linked;
+};
+
+// A (node, profile) key hashed as its two views.
+struct KindKeyHash {
+  size_t operator()(const std::pair<std::string_view, std::string_view>& k) const {
+    const std::hash<std::string_view> h;
+    return h(k.first) * 31 + h(k.second);
+  }
+};
 
 // Everything one cycle knows that the shares of a device depend on.
 class Sharer {
  public:
   explicit Sharer(const AccountingInput& in)
-      : in_(in), links_(in.attribution.devices.size()), dra_(kube::IndexDraGpus(in.objects)) {
+      : in_(in),
+        links_(in.attribution.devices.size()),
+        kind_of_(in.attribution.devices.size()),
+        dra_(kube::IndexDraGpus(in.objects)) {
     for (const PodDevice& l : in.attribution.pod_devices) links_[l.device].push_back(&l);
-    for (const allocation::PodRequest& p : in.allocation.pods) replicas_[p.pod] = &p.replicas;
     LargestSlices();
-    for (size_t i = 0; i < in.attribution.devices.size(); ++i) {
-      const Device& d = in.attribution.devices[i];
-      const std::string resource = ResourceOf(d, Node(d.id.node));
-      kinds_.push_back(resource);
-      devices_of_kind_[{d.id.node, resource}].push_back(i);
-      for (const PodDevice* l : links_[i])
-        if (l->sharing != Sharing::kUnrequested) ++linked_[{d.id.node, resource}][l->pod];
-    }
-  }
-
-  const kube::Node* Node(const std::string& name) const {
-    auto it = in_.objects.nodes.find(name);
-    return it == in_.objects.nodes.end() ? nullptr : &it->second;
+    IndexKinds();
+    // Replicas matter on time-sliced kinds only: on whole GPUs and MIG slices, no index.
+    if (std::any_of(kinds_.begin(), kinds_.end(), [](const Kind& k) { return k.replicas > 1; }))
+      for (const allocation::PodRequest& p : in.allocation.pods) {
+        replicas_[&p.pod] = &p.replicas;
+        requests_by_node_[p.node].push_back(&p);
+      }
   }
 
   // The device's share of its card: a whole GPU its gpu_equivalents (1; 0 beside slices), a MIG
@@ -90,7 +113,7 @@ class Sharer {
     auto dra = dra_.by_uuid.find(d.uuid);
     if (dra != dra_.by_uuid.end())
       for (const kube::PodId& pod : dra->second)
-        w.emplace_back(pod, 1.0 / static_cast<double>(dra->second.size()));
+        w.emplace_back(&pod, 1.0 / static_cast<double>(dra->second.size()));
     return w;
   }
 
@@ -106,26 +129,62 @@ class Sharer {
         g = std::max(g, attribution::ComputeSize(d.mig_profile));
       }
   }
+  // Each device's kind, and what the kinds hold. A node's labels are read once per kind, not
+  // once per device.
+  void IndexKinds() {
+    // (node, profile when handed out by profile, else "") → kind; views into the devices.
+    std::unordered_map<std::pair<std::string_view, std::string_view>, size_t, KindKeyHash> index;
+    std::string_view last_node;
+    const kube::Node* node = nullptr;
+    bool by_profile = false;
+    for (size_t i = 0; i < in_.attribution.devices.size(); ++i) {
+      const Device& d = in_.attribution.devices[i];
+      if (i == 0 || d.id.node != last_node) {
+        last_node = d.id.node;
+        node = in_.objects.FindNode(d.id.node);
+        by_profile = node && AdvertisesMigProfiles(*node);
+      }
+      const bool profiled = by_profile && d.id.gpu_instance && !d.mig_profile.empty();
+      const std::string_view profile = profiled ? std::string_view(d.mig_profile) : "";
+      auto [it, added] = index.try_emplace({d.id.node, profile}, kinds_.size());
+      if (added) {
+        Kind k;
+        k.node = node;
+        k.resource = profiled ? "nvidia.com/mig-" + d.mig_profile : "nvidia.com/gpu";
+        if (node) {
+          k.replicas = attribution::ReplicasLabel(*node, k.resource);
+          k.hami = attribution::NodeShapeOf(*node).kind == attribution::ShapeKind::kHami;
+        }
+        kinds_.push_back(std::move(k));
+      }
+      Kind& kind = kinds_[it->second];
+      kind_of_[i] = it->second;
+      ++kind.devices;
+      if (kind.replicas > 1)
+        for (const PodDevice* l : links_[i])
+          if (l->sharing != Sharing::kUnrequested) ++kind.linked[&l->pod];
+    }
+  }
   // Replicas of `resource` the pod holds (`.shared` and unrenamed); 0 when it holds none.
   int64_t Replicas(const kube::PodId& pod, const std::string& resource) const {
-    auto it = replicas_.find(pod);
+    auto it = replicas_.find(&pod);
     if (it == replicas_.end()) return 0;
     int64_t n = 0;
     for (const std::string& r : {resource, resource + ".shared"})
       if (auto c = it->second->find(r); c != it->second->end()) n += c->second;
     return n;
   }
-  void AddPool(size_t i, int64_t r, Weights& w) const;
+  void AddPool(size_t i, Weights& w) const;
 
   const AccountingInput& in_;
   std::vector<std::vector<const PodDevice*>> links_;  // by device
-  kube::DraGpuIndex dra_;                             // DRA's holders of whole GPUs
-  std::map<kube::PodId, const allocation::ResourceCounts*> replicas_;
+  std::vector<size_t> kind_of_;                       // by device: its index in kinds_
+  std::vector<Kind> kinds_;
+  kube::DraGpuIndex dra_;  // DRA's holders of whole GPUs
+  std::map<PodRef, const allocation::ResourceCounts*, PodRefLess> replicas_;
+  std::unordered_map<std::string_view, std::vector<const allocation::PodRequest*>>
+      requests_by_node_;
   std::map<std::string, int> largest_g_;  // card model → largest g among its slices
-  std::vector<std::string> kinds_;        // by device: its resource
-  std::map<std::pair<std::string, std::string>, std::vector<size_t>> devices_of_kind_;
-  // (node, resource) → pods on devices of that kind there, with how many such devices each is on
-  std::map<std::pair<std::string, std::string>, std::map<kube::PodId, int>> linked_;
 };
 
 // Holders known from the exporter: a time-sliced device with r replicas gives each holder 1/r per
@@ -133,48 +192,45 @@ class Sharer {
 // unknown; an exclusive GPU or slice goes to its holder. Replica holders no exporter ties to a
 // device share the node's devices of that kind as one pool (AddPool).
 Weights Sharer::Allocation(size_t i) const {
-  const Device& d = in_.attribution.devices[i];
-  const std::string& resource = kinds_[i];
-  const kube::Node* node = Node(d.id.node);
-  const int64_t r = node ? attribution::ReplicasLabel(*node, resource) : 1;
-  std::vector<const PodDevice*> holders;
+  const Kind& kind = kinds_[kind_of_[i]];
+  const int64_t r = kind.replicas;
+  // The holders: every link but those the scheduler handed nothing (two passes, no list).
+  size_t holders = 0;
   bool shared = false;
+  for (const PodDevice* l : links_[i])
+    if (l->sharing != Sharing::kUnrequested) {
+      ++holders;
+      shared = shared || attribution::IsShared(l->sharing);
+    }
+  Weights w = holders == 0 ? DraHolders(i) : Weights{};
   for (const PodDevice* l : links_[i]) {
-    if (l->sharing == Sharing::kUnrequested) continue;  // the scheduler handed it nothing
-    holders.push_back(l);
-    shared = shared || attribution::IsShared(l->sharing);
-  }
-  Weights w = holders.empty() ? DraHolders(i) : Weights{};
-  for (const PodDevice* l : holders) {
-    double x = 1.0 / static_cast<double>(holders.size());
+    if (l->sharing == Sharing::kUnrequested) continue;
+    double x = 1.0 / static_cast<double>(holders);
     if (l->sharing == Sharing::kHami) {
       x = l->share;  // its fraction of the card (docs/design.md#node-shapes), not 1/r per slot
     } else if (shared && r > 1) {
-      const int64_t held = Replicas(l->pod, resource);
-      const int on = linked_.at({d.id.node, resource}).at(l->pod);
+      const int64_t held = Replicas(l->pod, kind.resource);
+      const int on = kind.linked.at(&l->pod);
       x = held > 0 ? static_cast<double>(held) / on / static_cast<double>(r)
                    : 1.0 / static_cast<double>(r);
     }
-    w.emplace_back(l->pod, x);
+    w.emplace_back(&l->pod, x);
   }
-  // HAMi pods are all placed by their annotation: no pool of unplaced replicas there.
-  if (r > 1 && (!node || attribution::NodeShapeOf(*node).kind != attribution::ShapeKind::kHami))
-    AddPool(i, r, w);
+  if (r > 1 && !kind.hami) AddPool(i, w);
   Normalise(w);
   return w;
 }
 
 // Each replica no exporter places holds 1/(r·n) of each of the node's n devices of its kind.
-void Sharer::AddPool(size_t i, int64_t r, Weights& w) const {
-  const Device& d = in_.attribution.devices[i];
-  const std::pair<std::string, std::string> kind{d.id.node, kinds_[i]};
-  const auto linked = linked_.find(kind);
-  const double n = static_cast<double>(devices_of_kind_.at(kind).size());
-  for (const allocation::PodRequest& p : in_.allocation.pods) {
-    if (p.node != d.id.node) continue;
-    if (linked != linked_.end() && linked->second.count(p.pod)) continue;
-    const int64_t held = Replicas(p.pod, kinds_[i]);
-    if (held > 0) w.emplace_back(p.pod, static_cast<double>(held) / (static_cast<double>(r) * n));
+void Sharer::AddPool(size_t i, Weights& w) const {
+  const Kind& kind = kinds_[kind_of_[i]];
+  auto on_node = requests_by_node_.find(in_.attribution.devices[i].id.node);
+  if (on_node == requests_by_node_.end()) return;
+  const double r = static_cast<double>(kind.replicas), n = static_cast<double>(kind.devices);
+  for (const allocation::PodRequest* p : on_node->second) {
+    if (kind.linked.count(&p->pod)) continue;
+    const int64_t held = Replicas(p->pod, kind.resource);
+    if (held > 0) w.emplace_back(&p->pod, static_cast<double>(held) / (r * n));
   }
 }
 
@@ -182,7 +238,7 @@ void Sharer::AddPool(size_t i, int64_t r, Weights& w) const {
 // the whole device for the one pod of an exclusive GPU or slice.
 Weights Sharer::Memory(size_t i) const {
   Weights w = DraHolders(i);
-  for (const PodDevice* l : links_[i]) w.emplace_back(l->pod, l->share);
+  for (const PodDevice* l : links_[i]) w.emplace_back(&l->pod, l->share);
   Normalise(w);
   return w;
 }
@@ -202,7 +258,7 @@ Weights Sharer::Usage(size_t i) const {
   for (const PodDevice* l : links_[i]) {
     const double part = known && memory > 0 ? *l->memory_used_bytes / memory
                                             : 1.0 / static_cast<double>(links_[i].size());
-    w.emplace_back(l->pod, u * part);
+    w.emplace_back(&l->pod, u * part);
   }
   Normalise(w);
   return w;
@@ -215,7 +271,15 @@ CardAccount ShareCard(const AccountingInput& in, const Sharer& sharer, size_t ci
   out.gpu = card.gpu;
   out.uuid = card.uuid;
   out.model = card.model;
-  std::map<kube::PodId, PerBasis> pods;
+  // Every (pod, basis, hours) part, then summed per pod: sorted rather than a map of pods, so
+  // that no pod's name is copied until it is in the output. The sort is stable: each pod's parts
+  // add up in the order they came.
+  struct Part {
+    PodRef pod;
+    Basis basis;
+    double x;
+  };
+  std::vector<Part> parts;
   for (size_t i : card.devices) {
     const Device& d = in.attribution.devices[i];
     const double share = sharer.CardShare(d);
@@ -224,13 +288,20 @@ CardAccount ShareCard(const AccountingInput& in, const Sharer& sharer, size_t ci
                                                   {Basis::kMemory, sharer.Memory(i)},
                                                   {Basis::kUsage, sharer.Usage(i)}};
     for (const auto& [basis, weights] : by_basis)
-      for (const auto& [pod, x] : weights) At(pods[pod], basis) += share * x;
+      for (const auto& [pod, x] : weights) parts.push_back({pod, basis, share * x});
+  }
+  std::stable_sort(parts.begin(), parts.end(),
+                   [](const Part& a, const Part& b) { return *a.pod < *b.pod; });
+  std::vector<std::pair<PodRef, PerBasis>> pods;
+  for (const Part& part : parts) {
+    if (pods.empty() || !(*pods.back().first == *part.pod)) pods.emplace_back(part.pod, PerBasis{});
+    At(pods.back().second, part.basis) += part.x;
   }
   PerBasis used{};
   for (const auto& [pod, v] : pods) {
     if (std::all_of(v.begin(), v.end(), [](double x) { return x <= 0; })) continue;
-    const kube::Pod* obj = in.objects.FindPod(pod.namespace_, pod.name);
-    out.pods.push_back({pod, obj ? obj->uid : std::string(), v});
+    const kube::Pod* obj = in.objects.FindPod(pod->namespace_, pod->name);
+    out.pods.push_back({*pod, obj ? obj->uid : std::string(), v});
     for (size_t b = 0; b < kBases; ++b) used[b] += v[b];
   }
   // Shares that add up to the whole card leave rounding dust, not negative idle.

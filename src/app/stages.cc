@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "gpuattr/accounting/accounting.h"
+#include "gpuattr/accounting/prices.h"
 #include "gpuattr/accounting/teams.h"
 #include "gpuattr/allocation/allocation.h"
 #include "gpuattr/health/health.h"
@@ -60,10 +61,9 @@ model::CycleOutput RunStages(const CycleInput& input, StageState& state,
   // GPU-hours of every card since the previous successful cycle (docs/accounting.md).
   const std::vector<accounting::CardAccount> cards =
       accounting::ShareCards({out.attribution, out.allocation, objects});
-  std::vector<std::optional<double>> prices;
-  if (params.prices && !params.prices->empty())
-    for (const accounting::CardAccount& c : cards)
-      prices.push_back(params.prices->Price(objects.FindNode(c.node), c.model));
+  const std::vector<std::optional<double>> prices =
+      params.prices ? accounting::PriceCards(*params.prices, cards, objects)
+                    : std::vector<std::optional<double>>{};
   // The namespaces' team labels, recorded with the daily totals (empty: namespaces not listed).
   accounting::NamespaceLabels teams =
       accounting::TeamLabelsOf(objects.namespaces, params.namespace_labels);

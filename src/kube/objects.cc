@@ -9,8 +9,11 @@ const typename Map::mapped_type* Find(const Map& m, const std::string& key) {
   return it == m.end() ? nullptr : &it->second;
 }
 
-std::string NsKey(std::string_view ns, std::string_view name) {
-  std::string key(ns);
+// "namespace/name" in a buffer of the calling thread: the stages look up tens of thousands of
+// pods a cycle, and a new string each time was a malloc and a free each (docs/performance.md).
+const std::string& NsKey(std::string_view ns, std::string_view name) {
+  thread_local std::string key;
+  key.assign(ns);
   key += '/';
   key += name;
   return key;
@@ -35,7 +38,9 @@ const OwnerReference* Pod::Controller() const {
 }
 
 const Node* ClusterObjects::FindNode(std::string_view name) const {
-  return Find(nodes, std::string(name));
+  thread_local std::string key;
+  key.assign(name);
+  return Find(nodes, key);
 }
 
 const Service* ClusterObjects::FindService(std::string_view ns, std::string_view name) const {

@@ -2,6 +2,8 @@
 // shares over the interval since the previous successful cycle, for the cards and pods that
 // cycle saw too. Pods that leave keep what they accrued in their namespace, as energy does.
 #include <algorithm>
+#include <iterator>
+#include <unordered_set>
 
 #include "gpuattr/ledger/daily.h"
 #include "gpuattr/ledger/ledger.h"
@@ -28,36 +30,61 @@ void Accrue(GpuHours& into, const PerBasis& value, double hours,
   if (price) into.priced = true;
 }
 
-// The pod's record this cycle: already made (a pod on several cards), continued from the last
-// one when it is the same pod (node and UID agree; an unknown UID agrees with any), or new at 0.
-PodHoursRecord& ContinuePod(std::map<kube::PodId, PodHoursRecord>& now,
-                            const std::map<kube::PodId, PodHoursRecord>& before,
-                            const accounting::PodAccount& p, const std::string& node) {
-  auto made = now.find(p.pod);
-  if (made != now.end()) return made->second;
-  PodHoursRecord rec{p.uid, node, {}};
-  auto old = before.find(p.pod);
-  if (old != before.end() && old->second.node == node &&
-      (old->second.uid.empty() || p.uid.empty() || old->second.uid == p.uid)) {
-    rec.total = old->second.total;
-    if (rec.uid.empty()) rec.uid = old->second.uid;
+// The pod's record this cycle, updated in place (16,000 pods a cycle: no new map,
+// docs/performance.md): already claimed this cycle (a pod on several cards), continued when it
+// is the same pod as last cycle's record (node and UID agree; an unknown UID agrees with any), or
+// started again at 0.
+// `first` says whether this is the record's first claim this cycle.
+PodHoursRecord& ClaimPod(std::map<kube::PodId, PodHoursRecord>& records,
+                         std::unordered_set<const PodHoursRecord*>& claimed,
+                         const accounting::PodAccount& p, const std::string& node, bool& first) {
+  auto [it, added] = records.try_emplace(p.pod);
+  PodHoursRecord& rec = it->second;
+  first = claimed.insert(&rec).second;
+  if (!first) return rec;
+  const bool same =
+      !added && rec.node == node && (rec.uid.empty() || p.uid.empty() || rec.uid == p.uid);
+  if (!same) {
+    rec = PodHoursRecord{p.uid, node, {}};
+  } else if (!p.uid.empty()) {
+    rec.uid = p.uid;
   }
-  return now.emplace(p.pod, std::move(rec)).first->second;
+  return rec;
 }
 
-// Pods still in the cluster (the same UID) but on no card this cycle keep their record; the
-// others left, and what they accrued stays in their namespace.
-void KeepPodsStillThere(const std::map<kube::PodId, PodHoursRecord>& before,
-                        const PodUids* in_cluster, std::map<kube::PodId, PodHoursRecord>& now) {
-  if (in_cluster == nullptr) return;
-  for (const auto& [id, old] : before) {
-    if (now.count(id)) continue;
+// Records no card claimed this cycle: kept while their pod is still in the cluster (the same
+// UID), else dropped: what they accrued stays in their namespace.
+void DropDepartedPods(std::map<kube::PodId, PodHoursRecord>& records,
+                      const std::unordered_set<const PodHoursRecord*>& claimed,
+                      const PodUids* in_cluster) {
+  std::erase_if(records, [&](const auto& kv) {
+    const auto& [id, rec] = kv;
+    if (claimed.count(&rec)) return false;
+    if (in_cluster == nullptr) return true;
     auto there = in_cluster->find(id);
-    if (there == in_cluster->end() ||
-        (!old.uid.empty() && !there->second.empty() && old.uid != there->second))
-      continue;
-    now.emplace(id, old);
-  }
+    return there == in_cluster->end() ||
+           (!rec.uid.empty() && !there->second.empty() && rec.uid != there->second);
+  });
+}
+
+// One cycle's keys (cards' "node/uuid", pods' UIDs) and how many of them the last cycle's set
+// held.
+struct CycleKeys {
+  std::vector<std::string> keys;
+  size_t known = 0;
+};
+
+// The cycle's keys as the set, reusing `set` when it holds the same strings already: when the
+// keys are `distinct`, every one of them was known and there are as many, nothing changed (the
+// steady state: no sort, no new set).
+void AssignSorted(std::set<std::string>& set, CycleKeys&& cycle, bool distinct) {
+  std::vector<std::string>& now = cycle.keys;
+  if (distinct && cycle.known == now.size() && now.size() == set.size()) return;
+  std::sort(now.begin(), now.end());
+  now.erase(std::unique(now.begin(), now.end()), now.end());
+  if (set.size() == now.size() && std::equal(now.begin(), now.end(), set.begin())) return;
+  set = std::set<std::string>(std::make_move_iterator(now.begin()),
+                              std::make_move_iterator(now.end()));
 }
 
 template <typename Record>
@@ -82,18 +109,27 @@ struct Interval {
 
 // One card's shares over the interval: to its pods (this cycle's records in `pods`), their
 // namespaces and the node's idle, in the counters and in the day's totals.
-void AccrueCard(AccountingState& s, const accounting::CardAccount& c,
+void AccrueCard(AccountingState& s, const accounting::CardAccount& c, const std::string& card_key,
                 const std::optional<double>& price, const Interval& in,
-                std::map<kube::PodId, PodHoursRecord>& pods, std::set<std::string>& pods_now) {
-  const bool card_accrues = in.accrues && s.cards.count(CardKey(c)) > 0;
+                std::unordered_set<const PodHoursRecord*>& claimed, CycleKeys& cards_now,
+                CycleKeys& pods_now) {
+  const bool card_seen = s.cards.count(card_key) > 0;
+  cards_now.known += card_seen;
+  const bool card_accrues = in.accrues && card_seen;
   PerBasis idle = c.idle;
   for (const accounting::PodAccount& p : c.pods) {
-    pods_now.insert(PodKey(p));
-    PodHoursRecord& rec = ContinuePod(pods, s.pod_hours, p, c.node);
+    bool first = false;
+    PodHoursRecord& rec = ClaimPod(s.pod_hours, claimed, p, c.node, first);
+    std::string key = PodKey(p);
+    const bool pod_seen = s.pods.count(key) > 0;
+    if (first) {  // one key per pod, however many cards it is on
+      pods_now.known += pod_seen;
+      pods_now.keys.push_back(std::move(key));
+    }
     NamespaceHoursRecord& ns = s.namespace_hours[p.pod.namespace_];
     GpuHours& day = in.day->namespaces[p.pod.namespace_].total;
     ns.last_seen_unix = in.now;
-    if (card_accrues && s.pods.count(PodKey(p))) {
+    if (card_accrues && pod_seen) {
       Accrue(rec.total, p.value, in.hours, price);
       Accrue(ns.total, p.value, in.hours, price);
       Accrue(day, p.value, in.hours, price);
@@ -136,27 +172,38 @@ void Ledger::RecordGpuHours(const std::vector<accounting::CardAccount>& cards,
   }
   s.namespace_labels = params_.namespace_labels;
   if (!cards.empty()) in.day = &s.days[DayOf(now)];
-  std::set<std::string> cards_now, pods_now;
-  std::map<kube::PodId, PodHoursRecord> pods;
+  CycleKeys cards_now, pods_now;
+  cards_now.keys.reserve(cards.size());
+  pods_now.keys.reserve(s.pod_hours.size());
+  std::unordered_set<const PodHoursRecord*> claimed;
+  claimed.reserve(s.pod_hours.size());
   for (size_t ci = 0; ci < cards.size(); ++ci) {
     const accounting::CardAccount& c = cards[ci];
     const std::optional<double> price = ci < prices.size() ? prices[ci] : std::nullopt;
     if (price) view.card_prices.push_back({c.node, c.gpu, c.uuid, c.model, *price});
-    cards_now.insert(CardKey(c));
-    AccrueCard(s, c, price, in, pods, pods_now);
+    cards_now.keys.push_back(CardKey(c));
+    AccrueCard(s, c, cards_now.keys.back(), price, in, claimed, cards_now, pods_now);
   }
   if (in.day) RecordDayLabels(*in.day, namespace_labels);
   KeepDays(s.days, DayOf(now), params_.retention_days);
-  KeepPodsStillThere(s.pod_hours, in_cluster, pods);
-  for (const auto& [id, rec] : pods) s.namespace_hours[id.namespace_].last_seen_unix = now;
-  s.pod_hours = std::move(pods);
+  DropDepartedPods(s.pod_hours, claimed, in_cluster);
+  // Records are sorted by namespace first: one lookup per namespace, not per pod.
+  const std::string* last_namespace = nullptr;
+  for (const auto& [id, rec] : s.pod_hours)
+    if (last_namespace == nullptr || *last_namespace != id.namespace_) {
+      s.namespace_hours[id.namespace_].last_seen_unix = now;
+      last_namespace = &id.namespace_;
+    }
   ForgetStale(s.namespace_hours, now, params_.namespace_retention_seconds);
   ForgetStale(s.node_idle, now, params_.namespace_retention_seconds);
-  s.cards = std::move(cards_now);
-  s.pods = std::move(pods_now);
+  // A pod's key is its UID (unique in a cluster) and there is one per claimed record: distinct.
+  // Two cards could share a key only through a duplicated UUID: the cards always sort.
+  AssignSorted(s.cards, std::move(cards_now), /*distinct=*/false);
+  AssignSorted(s.pods, std::move(pods_now), /*distinct=*/true);
   s.last_unix = now;
 
   view.currency = s.currency;
+  view.pod_gpu_hours.reserve(s.pod_hours.size());
   for (const auto& [id, r] : s.pod_hours) view.pod_gpu_hours.push_back(View(r.total, r.node, id));
   for (const auto& [name, r] : s.namespace_hours)
     view.namespace_gpu_hours.push_back(View(r.total, name));

@@ -9,19 +9,26 @@
 //
 // Reported: time per stage and for the whole pipeline, bytes parsed, series rendered, peak RSS.
 #include <benchmark/benchmark.h>
+#include <malloc.h>
 #include <prometheus/text_serializer.h>
 #include <sys/resource.h>
+
+#include <algorithm>
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "gpuattr/accounting/accounting.h"
+#include "gpuattr/accounting/prices.h"
+#include "gpuattr/accounting/teams.h"
 #include "gpuattr/allocation/allocation.h"
 #include "gpuattr/allocation/types.h"
 #include "gpuattr/app/stages.h"
 #include "gpuattr/attribution/attribution.h"
 #include "gpuattr/expo/parser.h"
 #include "gpuattr/kube/objects.h"
+#include "gpuattr/ledger/ledger.h"
 #include "gpuattr/metrics/exposition.h"
 #include "gpuattr/metrics/families.h"
 #include "gpuattr/metrics/store.h"
@@ -118,6 +125,8 @@ const Cluster& Synthetic() {
           ++seed;
         }
       }
+      // A fifth of the nodes are spot: the price rules below price them apart.
+      node.labels = {{"cloud.google.com/gke-spot", n % 5 == 0 ? "true" : "false"}};
       if (IsMigNode(n)) {
         node.capacity = node.allocatable = {{"nvidia.com/mig-3g.40gb", kGpusPerNode},
                                             {"nvidia.com/mig-2g.20gb", 2 * kGpusPerNode}};
@@ -133,6 +142,13 @@ const Cluster& Synthetic() {
       c->objects.pods.emplace(exporter.Key(), exporter);
       c->bytes += body.size();
       c->bodies.push_back(std::move(body));
+    }
+    // 40 namespaces, two to a team (accounting.namespace_labels: team).
+    for (int t = 0; t < 40; ++t) {
+      kube::Namespace ns;
+      ns.name = "team-" + std::to_string(t);
+      ns.labels = {{"team", "team-" + std::to_string(t / 2)}};
+      c->objects.namespaces.emplace(ns.name, ns);
     }
     c->shared_objects = std::make_shared<const kube::ClusterObjects>(c->objects);
     return c;
@@ -289,10 +305,96 @@ void BM_FullCycleStages(benchmark::State& state) {
   Counters(state);
 }
 
+// Prices as a user writes them (docs/accounting.md#prices): spot nodes first, then by model;
+// the card matches the third rule's regex after failing the first two.
+std::shared_ptr<const accounting::PriceList> Prices() {
+  static const auto prices = [] {
+    std::vector<accounting::PriceRule> rules(3);
+    rules[0].node_labels = {{"cloud.google.com/gke-spot", "true"}};
+    rules[0].model = ".*A100.*";
+    rules[0].per_gpu_hour = 1.1;
+    rules[1].model = "NVIDIA H100.*";
+    rules[1].per_gpu_hour = 4.0;
+    rules[2].model = "NVIDIA A100.*";
+    rules[2].per_gpu_hour = 2.2;
+    return std::make_shared<const accounting::PriceList>(*accounting::PriceList::Make(rules));
+  }();
+  return prices;
+}
+
+// Heap bytes in use (glibc): what a step keeps allocated, without the pages malloc holds free.
+double HeapInUseMiB() { return static_cast<double>(mallinfo2().uordblks) / (1024.0 * 1024.0); }
+
+// The accounting stage alone (docs/accounting.md), as RunStages runs it after the ledger's
+// Record: each card's shares, its price, the teams, the GPU-hours into a ledger that persists
+// from cycle to cycle (20 s apart). Counters: cards priced, and the heap the accounting keeps
+// across cycles (its ledger state and one cycle's view of the counters).
+void BM_Accounting(benchmark::State& state) {
+  const Cluster& c = Synthetic();
+  const attribution::Attribution a =
+      attribution::Attribute({"scale", c.objects, ParseAndRead(c), {}});
+  const allocation::Allocation alloc = allocation::Allocate({"scale", c.objects, a, 1764460800});
+  ledger::PodUids in_cluster;
+  for (const auto& [key, pod] : c.objects.pods) in_cluster.emplace(pod.Id(), pod.uid);
+  const auto prices = Prices();
+  const double heap_before = HeapInUseMiB();
+  auto ledger = std::make_unique<ledger::Ledger>();
+  auto view = std::make_unique<ledger::LedgerView>();
+  double now = 1764460800;
+  size_t priced = 0;
+  for (auto _ : state) {
+    const std::vector<accounting::CardAccount> cards =
+        accounting::ShareCards({a, alloc, c.objects});
+    const std::vector<std::optional<double>> card_prices =
+        accounting::PriceCards(*prices, cards, c.objects);
+    const accounting::NamespaceLabels teams =
+        accounting::TeamLabelsOf(c.objects.namespaces, {"team"});
+    *view = ledger::LedgerView{};
+    ledger->RecordGpuHours(cards, card_prices, "USD", now += 20, &in_cluster, *view, teams);
+    priced = std::count_if(card_prices.begin(), card_prices.end(),
+                           [](const auto& p) { return p.has_value(); });
+  }
+  state.counters["cards_priced"] = static_cast<double>(priced);
+  state.counters["accounting_heap_MiB"] = HeapInUseMiB() - heap_before;
+  Counters(state);
+}
+
+// Of which each card's shares (a pure function of the cycle's attribution and allocation).
+void BM_ShareCards(benchmark::State& state) {
+  const Cluster& c = Synthetic();
+  const attribution::Attribution a =
+      attribution::Attribute({"scale", c.objects, ParseAndRead(c), {}});
+  const allocation::Allocation alloc = allocation::Allocate({"scale", c.objects, a, 1764460800});
+  for (auto _ : state) benchmark::DoNotOptimize(accounting::ShareCards({a, alloc, c.objects}));
+  Counters(state);
+}
+
+// The whole stage function with the prices above (BM_RunStages runs it unpriced).
+void BM_RunStagesPriced(benchmark::State& state) {
+  const Cluster& c = Synthetic();
+  const auto readings = ParseAndRead(c);
+  app::StageState stages;
+  app::StageParams params;
+  params.prices = Prices();
+  double now = 1764460800;
+  for (auto _ : state) {
+    app::CycleInput in;
+    in.cluster = "scale";
+    in.objects = c.shared_objects;
+    in.readings = readings;
+    in.now_unix = now += 20;
+    benchmark::DoNotOptimize(app::RunStages(in, stages, params));
+  }
+  Counters(state);
+}
+
 BENCHMARK(BM_ParseAndRead)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Attribute)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Allocate)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RunStages)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Accounting)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ShareCards)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RunStagesPriced)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RenderMetrics)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_FullCycleStages)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RenderMetricsReference)->Unit(benchmark::kMillisecond);

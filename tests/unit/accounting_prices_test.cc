@@ -47,6 +47,42 @@ TEST(AccountingPrices, ModelIsAFullMatchAndNoMatchIsUnpriced) {
   EXPECT_TRUE(PriceList().empty());
 }
 
+// PriceCards matches once per node and model, and gives each card what Price gives it: the
+// cache never carries one node's price to the next node or to another model on the same node.
+TEST(AccountingPrices, PriceCardsGivesEachCardItsOwnNodesAndModelsPrice) {
+  auto list = PriceList::Make({
+      {{{"spot", "true"}}, "", 1.0},
+      {{}, "NVIDIA A100.*", 3.0},
+  });
+  ASSERT_TRUE(list.ok()) << list.error().message;
+  kube::ClusterObjects objects;
+  kube::Node spot = NodeWith({{"spot", "true"}});
+  spot.name = "spot-1";
+  kube::Node on_demand = NodeWith({});
+  on_demand.name = "od-1";
+  objects.nodes = {{spot.name, spot}, {on_demand.name, on_demand}};
+  auto card = [](std::string node, std::string model) {
+    CardAccount c;
+    c.node = std::move(node);
+    c.model = std::move(model);
+    return c;
+  };
+  const std::vector<CardAccount> cards = {
+      card("spot-1", "NVIDIA A100-SXM4-80GB"), card("spot-1", "NVIDIA A100-SXM4-80GB"),
+      card("od-1", "NVIDIA A100-SXM4-80GB"),   card("od-1", "NVIDIA L4"),
+      card("od-1", "NVIDIA A100-SXM4-80GB"),   card("gone", "NVIDIA A100-SXM4-80GB")};
+  const std::vector<std::optional<double>> prices = PriceCards(*list, cards, objects);
+  ASSERT_EQ(prices.size(), cards.size());
+  for (size_t i = 0; i < cards.size(); ++i)
+    EXPECT_EQ(prices[i], list->Price(objects.FindNode(cards[i].node), cards[i].model)) << i;
+  EXPECT_EQ(prices[1], 1.0);
+  EXPECT_EQ(prices[2], 3.0);
+  EXPECT_EQ(prices[3], std::nullopt);
+  EXPECT_EQ(prices[4], 3.0);
+  EXPECT_EQ(prices[5], 3.0);  // a node without its object: label rules cannot match
+  EXPECT_TRUE(PriceCards(PriceList{}, cards, objects).empty());
+}
+
 TEST(AccountingPrices, BadRulesAreErrorsNamingTheRule) {
   auto bad_regex = PriceList::Make({{{}, "ok.*", 1}, {{}, "NVIDIA (A100", 1}});
   ASSERT_FALSE(bad_regex.ok());

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuattr/accounting/accounting.h"
 #include "gpuattr/kube/objects.h"
 #include "gpuattr/util/status.h"
 
@@ -52,5 +53,12 @@ class PriceList {
   };
   std::vector<Compiled> rules_;
 };
+
+// Each card's price per GPU-hour (parallel to `cards`; empty when there are no rules). The rules
+// are matched once per node and model, not once per card: a regex match costs microseconds and a
+// node's cards are adjacent (8,000 cards a cycle at 1,000 nodes, docs/performance.md).
+std::vector<std::optional<double>> PriceCards(const PriceList& prices,
+                                              const std::vector<CardAccount>& cards,
+                                              const kube::ClusterObjects& objects);
 
 }  // namespace gpuattr::accounting
