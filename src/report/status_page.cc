@@ -285,7 +285,9 @@ std::string RenderStatusPage(const StatusView& v) {
   h += " (revision " + HtmlEscape(build::kRevision) + ")</span></header>\n<main>\n";
   h += page::ClustersSection(v);
   h += page::WhoseSection(v);
+  h += page::CostsSection(v);
   h += page::IdleSection(v);
+  h += page::RightsizingSection(v);
   h += page::TopSection(v);
   h += page::DevicesSection(v);
   h += page::HealthSection(v);
