@@ -11,11 +11,10 @@
 namespace gpuattr::report::page {
 namespace {
 
-// Columns: [cluster,] name, [team,] basis, then hours and cost per window.
+// Columns: [cluster,] name, [team,] then hours and cost per window.
 std::vector<Column> CostColumns(const StatusView& v, const std::string& first, bool team) {
   std::vector<Column> cols{{first}};
   if (team) cols.push_back({"team"});
-  cols.push_back({"basis"});
   for (int days : ledger::kCostWindowDays) {
     cols.push_back({WindowText(days) + " GPU-h", true});
     cols.push_back({WindowText(days) + " cost", true});
@@ -23,26 +22,34 @@ std::vector<Column> CostColumns(const StatusView& v, const std::string& first, b
   return WithCluster(v, std::move(cols));
 }
 
-// One row per basis shown (the cards' own hours: one row, the same on every basis).
-void CostRows(const StatusView& v, const CostRow& r, Cell first, bool team, bool one_row,
-              Table& t) {
-  const std::string& cur = v.costs.currency;
-  for (accounting::Basis basis : v.costs.bases) {
-    const size_t b = static_cast<size_t>(basis);
-    std::vector<Cell> cells{first};
-    if (team) cells.push_back(Text(r.team.value_or("")));
-    cells.push_back(one_row ? Html("<span class=\"muted\">card</span>")
-                            : Text(std::string(accounting::BasisName(basis))));
-    for (const ledger::WindowHours& w : r.windows) {
-      cells.push_back(Number(std::optional<double>(w.hours[b]), GpuHoursText, "gpu_hours"));
-      std::optional<double> cost;
-      if (w.cost) cost = (*w.cost)[b];
-      cells.push_back(Number(
-          cost, [&](double c) { return MoneyText(c, cur); }, "cost"));
-    }
-    t.Row(WithCluster(v, r.cluster, std::move(cells)), NsKey(v, r.cluster, r.name));
-    if (one_row) break;
+// The first basis shown, with the other bases small below it (one row per group keeps the
+// section short); the cards' own hours are the same on every basis: the first alone.
+Cell BasesCell(const StatusView& v, const accounting::PerBasis& values, bool money, bool card,
+               const std::string& key) {
+  const std::vector<accounting::Basis>& bases = v.costs.bases;
+  if (bases.empty()) return Html("");
+  auto text = [&](double x) { return money ? MoneyText(x, v.costs.currency) : GpuHoursText(x); };
+  const double first = At(values, bases.front());
+  std::string html = HtmlEscape(text(first));
+  if (!card && bases.size() > 1) {
+    std::string sub;
+    for (size_t i = 1; i < bases.size(); ++i)
+      sub += (sub.empty() ? "" : " · ") + std::string(accounting::BasisName(bases[i])) + " " +
+             (money ? MoneyText(At(values, bases[i]), "") : GpuHoursText(At(values, bases[i])));
+    html += "<span class=\"sub\">" + HtmlEscape(sub) + "</span>";
   }
+  return {html, first, key, true};
+}
+
+void CostRows(const StatusView& v, const CostRow& r, Cell first, bool team, bool card, Table& t) {
+  std::vector<Cell> cells{std::move(first)};
+  if (team) cells.push_back(Text(r.team.value_or("")));
+  for (const ledger::WindowHours& w : r.windows) {
+    cells.push_back(BasesCell(v, w.hours, false, card, "gpu_hours"));
+    cells.push_back(w.cost ? BasesCell(v, *w.cost, true, card, "cost")
+                           : Cell{"-", std::nullopt, "cost", true});
+  }
+  t.Row(WithCluster(v, r.cluster, std::move(cells)), NsKey(v, r.cluster, r.name));
 }
 
 std::string Tiles(const StatusView& v) {
@@ -121,9 +128,12 @@ std::string CostsSection(const StatusView& v) {
     h += "<p class=\"note\">" + std::to_string(c.namespaces.size() - kRowsShown) +
          " more namespaces in <a href=\"/snapshot.json\">/snapshot.json</a>.</p>\n";
   h += "<p class=\"note\">UTC days, today (" + HtmlEscape(DayText(c.today)) +
-       ") included, from the ledger's daily totals. allocation: what the scheduler handed out; "
-       "memory: occupancy; usage: compute used. Idle: what no pod held. A cost is shown only "
-       "for hours on priced cards";
+       ") included, from the ledger's daily totals. ";
+  if (!c.bases.empty())
+    h += "Each cell: " + HtmlEscape(accounting::BasisName(c.bases.front())) +
+         (c.bases.size() > 1 ? ", the other bases below it" : std::string()) + ". ";
+  h += "allocation: what the scheduler handed out; memory: occupancy; usage: compute used. Idle: "
+       "what no pod held. A cost is shown only for hours on priced cards";
   h += c.currency.empty() ? "." : ", in " + HtmlEscape(c.currency) + ".";
   h += " The bill over any range: <code>gpuattr report</code>.</p>\n";
   h += Unpriced(v);

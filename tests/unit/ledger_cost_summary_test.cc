@@ -4,6 +4,9 @@
 // the latest day recorded them.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "gpuattr/ledger/daily.h"
 #include "gpuattr/ledger/ledger.h"
 #include "gpuattr/util/utc_day.h"
@@ -100,6 +103,20 @@ TEST(CostSummary, CostOnlyWhereSomeHoursWerePriced) {
   EXPECT_FALSE(sum.idle[1].cost.has_value());
   ASSERT_TRUE(sum.idle[2].cost.has_value());
   EXPECT_EQ(*sum.idle[2].cost, (accounting::PerBasis{8, 8, 8}));
+}
+
+TEST(CostSummary, NamespacesOfDifferentDaysMergeByName) {
+  AccountingState s;
+  for (const char* ns : {"a", "c", "e"}) s.days[kToday - 1].namespaces[ns].total = Hours(1, 1, 1);
+  for (const char* ns : {"b", "c", "d", "f"}) s.days[kToday].namespaces[ns].total = Hours(2, 2, 2);
+  const CostSummary sum = SummarizeDays(s, kToday);
+  std::vector<std::string> names;
+  for (const NamespaceCost& n : sum.namespaces) names.push_back(n.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"a", "b", "c", "d", "e", "f"}));
+  EXPECT_EQ(Find(sum, "c").windows[1].hours[0], 3);
+  EXPECT_EQ(Find(sum, "c").windows[0].hours[0], 2);
+  EXPECT_EQ(Find(sum, "a").windows[0].hours[0], 0);
+  EXPECT_EQ(Find(sum, "f").windows[2].hours[0], 2);
 }
 
 TEST(CostSummary, LabelsAreTheLatestDaysAndLabelNamesAreCarried) {
