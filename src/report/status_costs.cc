@@ -63,12 +63,14 @@ std::string Tiles(const StatusView& v) {
       if (c.windows[w].cost) cost = cost.value_or(0) + (*c.windows[w].cost)[b];
     }
     for (const CostRow& c : v.costs.idle) idle += c.windows[w].hours[b];
-    h += Tile(cost ? MoneyText(*cost, v.costs.currency) : GpuHoursText(hours) + " GPU-h",
-              WindowText(ledger::kCostWindowDays[w]) + ": " + GpuHoursText(hours) + " GPU-hours, " +
-                  GpuHoursText(idle) + " idle" +
-                  (v.costs.bases.empty()
-                       ? std::string()
-                       : " (" + std::string(accounting::BasisName(v.costs.bases.front())) + ")"));
+    h += Tile(
+        cost ? MoneyText(*cost, v.costs.currency) : GpuHoursText(hours) + " GPU-h",
+        WindowText(ledger::kCostWindowDays[w]) + ": " + GpuHoursText(hours) + " GPU-hours, " +
+            GpuHoursText(idle) + " idle" +
+            (v.costs.bases.empty()
+                 ? std::string()
+                 : " (" + std::string(accounting::BasisName(v.costs.bases.front())) + ")") +
+            (cost && !v.costs.unpriced_cards.empty() ? "; cost of the priced cards only" : ""));
   }
   return h + "</div>\n";
 }

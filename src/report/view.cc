@@ -323,7 +323,10 @@ void AddCosts(const std::string& cluster, const model::CycleOutput& out, StatusV
     CostRow row{cluster, n.name, std::nullopt, {}, n.windows};
     if (!team_label.empty()) {
       const std::string team = accounting::TeamOf(n.labels, team_label);
-      if (team != accounting::kNoTeam) row.team = team, any_team = true;
+      if (team != accounting::kNoTeam) {
+        row.team = team;
+        any_team = true;
+      }
       CostRow& t = teams[team];
       t.namespaces.push_back(n.name);  // the summary lists namespaces by name
       for (size_t w = 0; w < t.windows.size(); ++w) {

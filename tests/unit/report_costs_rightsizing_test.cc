@@ -193,6 +193,9 @@ TEST(CostsAndRightsizingPage, SectionsEscapedAndCapped) {
   EXPECT_THAT(cost, HasSubstr("120.00 EUR"));
   EXPECT_THAT(cost, HasSubstr("NVIDIA L4"));  // the unpriced card
   EXPECT_THAT(cost, HasSubstr("By team"));
+  EXPECT_THAT(cost, HasSubstr("340.00 EUR"));  // all cards over 30 days, 170 h × 2 EUR
+  EXPECT_THAT(cost, HasSubstr("cost of the priced cards only"));  // n1/1 is not priced
+  EXPECT_THAT(cost, HasSubstr("memory 30 · usage 15"));           // ml's other bases, 30 days
 }
 
 TEST(CostsAndRightsizingTable, RowsAndUnknowns) {
