@@ -263,6 +263,23 @@ TEST(CostsAndRightsizingJson, ParsesWithEveryKeyAndAllRows) {
   EXPECT_EQ(r.at("workloads")[0].at("currency"), "EUR");
 }
 
+TEST(CostsAndRightsizingOutputs, TwoClustersKeepTheirRowsApart) {
+  model::Snapshot s = Snap(1);
+  s.clusters.push_back(Cluster(1));
+  s.clusters[1].cluster = "lab2";
+  const StatusView v = BuildStatusView(s, kNow, {});
+  ASSERT_EQ(v.costs.idle.size(), 2u);
+  EXPECT_EQ(v.costs.idle[1].cluster, "lab2");
+  EXPECT_EQ(v.costs.namespaces.size(), 6u);
+  EXPECT_EQ(v.costs.teams.size(), 4u);  // research and (no team), per cluster
+  EXPECT_EQ(v.costs.unpriced_cards.size(), 2u);
+  EXPECT_EQ(v.rightsizing.size(), 6u);
+  const std::string html = RenderStatusPage(v);
+  EXPECT_THAT(html, HasSubstr("data-key=\"lab2/ml\""));
+  EXPECT_THAT(RenderMarkdown(v), HasSubstr("| `lab2/ml` | allocation |"));
+  EXPECT_THAT(RenderTable(v), HasSubstr("lab2     ml"));
+}
+
 TEST(CostsAndRightsizingOutputs, EmptyBeforeAnyAccounting) {
   model::Snapshot s;
   s.complete = false;
