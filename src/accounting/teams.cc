@@ -40,4 +40,10 @@ Status CheckNamespaceLabelNames(const std::vector<std::string>& names) {
   return Status::Ok();
 }
 
+std::string TeamOf(const std::map<std::string, std::string>& labels,
+                   const std::string& team_label) {
+  auto it = labels.find(team_label);
+  return it == labels.end() ? std::string(kNoTeam) : it->second;
+}
+
 }  // namespace gpuattr::accounting

@@ -208,6 +208,7 @@ void Ledger::RecordGpuHours(const std::vector<accounting::CardAccount>& cards,
   for (const auto& [name, r] : s.namespace_hours)
     view.namespace_gpu_hours.push_back(View(r.total, name));
   for (const auto& [name, r] : s.node_idle) view.node_idle_gpu_hours.push_back(View(r.total, name));
+  view.costs = SummarizeDays(s, DayOf(now));
 }
 
 }  // namespace gpuattr::ledger

@@ -36,8 +36,7 @@ bool Close(double a, double b) {
 std::string GroupOf(const std::string& ns, const ledger::NamespaceDay& day, CostGroupBy group_by,
                     const std::string& team_label) {
   if (group_by == CostGroupBy::kNamespace) return ns;
-  auto it = day.labels.find(team_label);
-  return it == day.labels.end() ? std::string(kNoTeam) : it->second;
+  return accounting::TeamOf(day.labels, team_label);
 }
 
 }  // namespace

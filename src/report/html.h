@@ -82,6 +82,8 @@ std::vector<Cell> WithCluster(const StatusView& v, const std::string& cluster,
 // The page's sections, in page order (status_page.cc, status_devices.cc, status_discovery.cc).
 std::string ClustersSection(const StatusView& v);
 std::string WhoseSection(const StatusView& v);
+std::string CostsSection(const StatusView& v);        // status_costs.cc
+std::string RightsizingSection(const StatusView& v);  // status_rightsizing.cc
 std::string IdleSection(const StatusView& v);
 std::string TopSection(const StatusView& v);
 std::string DevicesSection(const StatusView& v);

@@ -3,6 +3,7 @@
 // be reclaimed (idle holders), then whose GPUs they are. Names are code spans; free text (hint
 // messages, XID meanings, errors) is escaped so that it cannot break the tables.
 #include <cstdio>
+#include <map>
 
 #include "gpuattr/build_info.h"
 #include "gpuattr/report/outputs.h"
@@ -157,6 +158,103 @@ std::string WhoseGpus(const StatusView& v) {
   return md;
 }
 
+// One line per basis (the cards' own hours: one line, the same on every basis).
+void CostLines(const StatusView& v, const CostRow& r, const std::string& name, bool one_row,
+               std::string& md) {
+  for (accounting::Basis basis : v.costs.bases) {
+    const size_t b = static_cast<size_t>(basis);
+    std::vector<std::string> cells{name,
+                                   one_row ? "card" : std::string(accounting::BasisName(basis))};
+    for (const ledger::WindowHours& w : r.windows) {
+      cells.push_back(GpuHoursText(w.hours[b]));
+      cells.push_back(w.cost ? MoneyText((*w.cost)[b], v.costs.currency) : kUnknownText);
+    }
+    md += Row(cells);
+    if (one_row) break;
+  }
+}
+
+std::string CostHeader(const char* first) {
+  std::vector<std::string> cols{first, "basis"};
+  std::vector<bool> right{false, false};
+  for (int days : ledger::kCostWindowDays) {
+    cols.push_back(WindowText(days) + " GPU-h");
+    cols.push_back(WindowText(days) + " cost");
+    right.insert(right.end(), {true, true});
+  }
+  return Header(cols, right);
+}
+
+std::string WhatItCosts(const StatusView& v) {
+  const CostsView& c = v.costs;
+  if (c.cards.empty()) return "No cycle has been accounted yet.\n";
+  std::string md;
+  if (!c.teams.empty()) {
+    md += "By team (label " + Code(c.team_label) + "):\n\n" + CostHeader("team");
+    for (const CostRow& r : c.teams) CostLines(v, r, Code(Where(v, r.cluster, r.name)), false, md);
+    md += "\n";
+  }
+  md += CostHeader("namespace");
+  for (size_t i = 0; i < c.namespaces.size() && i < kRowsShown; ++i)
+    CostLines(v, c.namespaces[i], Code(Where(v, c.namespaces[i].cluster, c.namespaces[i].name)),
+              false, md);
+  for (const CostRow& r : c.idle)
+    CostLines(v, r, v.multi_cluster ? "idle (" + Code(r.cluster) + ")" : "idle", false, md);
+  for (const CostRow& r : c.cards)
+    CostLines(v, r, v.multi_cluster ? "**all cards** (" + Code(r.cluster) + ")" : "**all cards**",
+              true, md);
+  if (c.namespaces.size() > kRowsShown)
+    md += "\n" + std::to_string(c.namespaces.size() - kRowsShown) +
+          " more namespaces in /snapshot.json.\n";
+  md += "\nUTC days, today (" + DayText(c.today) +
+        ") included. A cost only for hours on priced cards" +
+        (c.currency.empty() ? std::string() : ", in " + Md(c.currency)) + ".\n";
+  if (!c.unpriced_cards.empty()) {
+    std::map<std::string, size_t> by_model;
+    for (const UnpricedCardRow& u : c.unpriced_cards)
+      ++by_model[(v.multi_cluster ? u.cluster + ": " : "") +
+                 (u.card->model.empty() ? "(model unknown)" : u.card->model)];
+    md += "Unpriced (no price rule matched): " + Plural(c.unpriced_cards.size(), "card", "cards") +
+          ":";
+    bool first = true;
+    for (const auto& [model, n] : by_model) {
+      md += std::string(first ? " " : ", ") + Md(model) + " ×" + std::to_string(n);
+      first = false;
+    }
+    md += ".\n";
+  }
+  return md;
+}
+
+std::string Rightsizing(const StatusView& v) {
+  if (v.rightsizing.empty()) return "No workload observed yet.\n";
+  std::string md = Header({"workload", "pods", "current → recommended", "reason", "peak memory",
+                           "p95 utilisation", "observed", "reclaimable GPU-eq", "reclaimable / h"},
+                          {false, true, false, false, true, true, true, true, true});
+  for (size_t i = 0; i < v.rightsizing.size() && i < kRowsShown; ++i) {
+    const RightsizingRow& r = v.rightsizing[i];
+    const rightsizing::WorkloadView& w = *r.workload;
+    const rightsizing::Recommendation& rec = w.recommendation;
+    md += Row(
+        {Code(Where(v, r.cluster, w.id.Text())), std::to_string(w.pods),
+         Code(rec.current) + (rec.recommended == rec.current ? "" : " → " + Code(rec.recommended)),
+         Code(rightsizing::ReasonName(rec.reason)), Known(w.memory_peak_bytes, BytesText),
+         Known(w.utilization_p95, PercentText), DurationText(w.observed_seconds),
+         GpuEqText(w.reclaimable_gpu_equivalents),
+         Known(w.reclaimable_cost_per_hour, [&](double c) { return MoneyText(c, r.currency); })});
+  }
+  if (v.rightsizing.size() > kRowsShown)
+    md += "\n" + std::to_string(v.rightsizing.size() - kRowsShown) + " more in /snapshot.json.\n";
+  const RightsizingTotals& t = v.rightsizing_totals;
+  md += "\nReclaimable: " + GpuEqText(t.reclaimable_gpu_equivalents) + " GPU-eq over " +
+        Plural(t.workloads, "workload", "workloads") +
+        (t.reclaimable_cost_per_hour
+             ? ", " + MoneyText(*t.reclaimable_cost_per_hour, t.currency) + " per hour"
+             : std::string()) +
+        ".\n";
+  return md;
+}
+
 }  // namespace
 
 std::string RenderMarkdown(const StatusView& v) {
@@ -176,7 +274,9 @@ std::string RenderMarkdown(const StatusView& v) {
   md += "\n## Waiting pods\n\n" + WaitingPods(v);
   md += ExportersDown(v);
   md += "\n## Idle holders\n\n" + IdleHolders(v);
+  md += "\n## Rightsizing\n\n" + Rightsizing(v);
   md += "\n## Whose GPUs\n\n" + WhoseGpus(v);
+  md += "\n## What it costs\n\n" + WhatItCosts(v);
   md += "\n<sub>gpuattr " + Md(build::kVersion) + " (revision " + Md(build::kRevision) +
         "); GPU-eq: a whole GPU counts 1, a MIG slice its share of the card.</sub>\n";
   return md;

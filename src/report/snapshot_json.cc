@@ -4,6 +4,7 @@
 
 #include "gpuattr/build_info.h"
 #include "gpuattr/report/outputs.h"
+#include "gpuattr/report/text_format.h"
 
 namespace gpuattr::report {
 namespace {
@@ -237,6 +238,108 @@ ordered_json Probes(const StatusView& v) {
   return probes;
 }
 
+ordered_json OptText(const std::string& s) { return s.empty() ? ordered_json() : ordered_json(s); }
+
+// "today", "last_7_days", "last_30_days".
+std::string WindowKey(int days) {
+  return days == 1 ? "today" : "last_" + std::to_string(days) + "_days";
+}
+
+// Per window: GPU-hours per basis and their cost (null when none of its hours was priced).
+ordered_json Windows(const StatusView& v, const ledger::CostWindows& windows) {
+  ordered_json j = ordered_json::object();
+  for (size_t w = 0; w < windows.size(); ++w) {
+    ordered_json hours = ordered_json::object(), cost = ordered_json::object();
+    for (accounting::Basis basis : v.costs.bases) {
+      const std::string name(accounting::BasisName(basis));
+      hours[name] = At(windows[w].hours, basis);
+      if (windows[w].cost) cost[name] = At(*windows[w].cost, basis);
+    }
+    j[WindowKey(ledger::kCostWindowDays[w])] = {
+        {"gpu_hours", std::move(hours)},
+        {"cost", windows[w].cost ? std::move(cost) : ordered_json()}};
+  }
+  return j;
+}
+
+ordered_json Costs(const StatusView& v) {
+  const CostsView& c = v.costs;
+  ordered_json windows = ordered_json::array(), bases = ordered_json::array();
+  for (int days : ledger::kCostWindowDays)
+    windows.push_back({{"name", WindowKey(days)},
+                       {"days", days},
+                       {"from", DayText(c.today - days + 1)},
+                       {"to", DayText(c.today)}});
+  for (accounting::Basis b : c.bases) bases.push_back(std::string(accounting::BasisName(b)));
+  ordered_json namespaces = ordered_json::array(), teams = ordered_json::array(),
+               idle = ordered_json::array(), cards = ordered_json::array(),
+               unpriced = ordered_json::array();
+  for (const CostRow& r : c.namespaces)
+    namespaces.push_back({{"cluster", r.cluster},
+                          {"namespace", r.name},
+                          {"team", r.team ? ordered_json(*r.team) : ordered_json()},
+                          {"windows", Windows(v, r.windows)}});
+  for (const CostRow& r : c.teams)
+    teams.push_back({{"cluster", r.cluster},
+                     {"team", r.name},
+                     {"namespaces", r.namespaces},
+                     {"windows", Windows(v, r.windows)}});
+  for (const CostRow& r : c.idle)
+    idle.push_back({{"cluster", r.cluster}, {"windows", Windows(v, r.windows)}});
+  for (const CostRow& r : c.cards)
+    cards.push_back({{"cluster", r.cluster}, {"windows", Windows(v, r.windows)}});
+  for (const UnpricedCardRow& u : c.unpriced_cards)
+    unpriced.push_back({{"cluster", u.cluster},
+                        {"node", u.card->node},
+                        {"gpu", u.card->gpu},
+                        {"uuid", u.card->uuid},
+                        {"model", u.card->model}});
+  return {{"currency", OptText(c.currency)},
+          {"today", c.cards.empty() ? ordered_json() : ordered_json(DayText(c.today))},
+          {"windows", std::move(windows)},
+          {"bases", std::move(bases)},
+          {"team_label", OptText(c.team_label)},
+          {"namespaces", std::move(namespaces)},
+          {"teams", std::move(teams)},
+          {"idle", std::move(idle)},
+          {"cards", std::move(cards)},
+          {"priced_cards", c.priced_cards},
+          {"unpriced_cards", std::move(unpriced)}};
+}
+
+ordered_json Rightsizing(const StatusView& v) {
+  ordered_json workloads = ordered_json::array();
+  for (const RightsizingRow& r : v.rightsizing) {
+    const rightsizing::WorkloadView& w = *r.workload;
+    const rightsizing::Recommendation& rec = w.recommendation;
+    workloads.push_back(
+        {{"cluster", r.cluster},
+         {"namespace", w.id.namespace_},
+         {"workload_kind", w.id.kind},
+         {"workload", w.id.name},
+         {"pods", w.pods},
+         {"current", rec.current},
+         {"recommended", rec.recommended},
+         {"reason", std::string(rightsizing::ReasonName(rec.reason))},
+         {"current_share", rec.current_share},
+         {"recommended_share", rec.recommended_share},
+         {"memory_peak_bytes", Opt(w.memory_peak_bytes)},
+         {"utilization_p95_ratio", Opt(w.utilization_p95)},
+         {"observed_seconds", w.observed_seconds},
+         {"gpu_equivalents", w.gpu_equivalents},
+         {"reclaimable_gpu_equivalents", w.reclaimable_gpu_equivalents},
+         {"reclaimable_cost_per_hour", Opt(w.reclaimable_cost_per_hour)},
+         {"currency", w.reclaimable_cost_per_hour ? OptText(r.currency) : ordered_json()}});
+  }
+  const RightsizingTotals& t = v.rightsizing_totals;
+  return {{"totals",
+           {{"workloads", t.workloads},
+            {"reclaimable_gpu_equivalents", t.reclaimable_gpu_equivalents},
+            {"reclaimable_cost_per_hour", Opt(t.reclaimable_cost_per_hour)},
+            {"currency", OptText(t.currency)}}},
+          {"workloads", std::move(workloads)}};
+}
+
 }  // namespace
 
 std::string RenderSnapshotJson(const StatusView& v) {
@@ -257,6 +360,8 @@ std::string RenderSnapshotJson(const StatusView& v) {
   root["pending_pods"] = Pending(v);
   root["exporters"] = Exporters(v);
   root["probes"] = Probes(v);
+  root["costs"] = Costs(v);
+  root["rightsizing"] = Rightsizing(v);
   // Names come from Kubernetes and exporters; replace invalid UTF-8 rather than throw.
   return root.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
 }

@@ -27,6 +27,7 @@ main{max-width:1360px;margin:0 auto;padding:12px 20px 32px}
 section{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:12px 16px;margin:14px 0}
 h2{font-size:16px;margin:0 0 8px}h3{font-size:14px;margin:14px 0 6px}h4{font-size:13px;margin:12px 0 4px}
 p{margin:6px 0}.muted,.u{color:var(--muted)}.note{color:var(--muted);font-size:13px}
+.sub{display:block;color:var(--muted);font-size:11px;font-weight:400}
 .tiles{display:grid;grid-template-columns:repeat(auto-fit,minmax(180px,1fr));gap:10px;margin:4px 0 12px}
 .tile{border:1px solid var(--line);border-radius:8px;padding:8px 12px}
 .tile b{display:block;font-size:20px;line-height:1.3}.tile span{color:var(--muted);font-size:13px}
@@ -60,6 +61,7 @@ table.c td::before{content:attr(data-label);color:var(--muted);font-size:12px;te
 table.c td:first-child{grid-column:1/-1;font-weight:600;text-align:left}table.c td:first-child::before{content:none}
 table.c td.n{white-space:normal}table.c td.wide{grid-column:1/-1}table.c td:empty{display:none}
 tr.slice{margin-left:14px!important}tr.slice td:first-child{padding-left:10px}
+#costs table.c tr{grid-template-columns:1fr}.sub{white-space:nowrap}
 }
 </style>)";
 
@@ -285,7 +287,9 @@ std::string RenderStatusPage(const StatusView& v) {
   h += " (revision " + HtmlEscape(build::kRevision) + ")</span></header>\n<main>\n";
   h += page::ClustersSection(v);
   h += page::WhoseSection(v);
+  h += page::CostsSection(v);
   h += page::IdleSection(v);
+  h += page::RightsizingSection(v);
   h += page::TopSection(v);
   h += page::DevicesSection(v);
   h += page::HealthSection(v);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <map>
 
 #include "gpuattr/report/outputs.h"
 #include "gpuattr/report/text_format.h"
@@ -181,7 +182,22 @@ std::string Wrap(const std::string& text, size_t width) {
   return out + line;
 }
 
-std::string Note(const std::string& text) { return "  " + text + "\n"; }
+// Notes may carry names from the cluster: no terminal sequence gets out of them either.
+std::string Note(const std::string& text) { return "  " + PrintableText(text) + "\n"; }
+
+// A note in lines that fit `width` (0: one line), each indented.
+std::string WrappedNote(const std::string& text, size_t width) {
+  const std::string lines = Wrap(text, width > 2 ? width - 2 : 0);
+  std::string out;
+  size_t start = 0;
+  while (start <= lines.size()) {
+    size_t end = lines.find('\n', start);
+    if (end == std::string::npos) end = lines.size();
+    out += Note(lines.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
 
 std::vector<Col> WithCluster(const StatusView& v, std::vector<Col> cols) {
   if (v.multi_cluster) cols.insert(cols.begin(), Col{"cluster"});
@@ -442,6 +458,111 @@ std::string ProbesTable(const StatusView& v, const TableOptions& o) {
   return tt.empty() ? Note("Nothing probed.") : tt.Render(o);
 }
 
+// A window's short name in a column header: "today", "7d", "30d".
+std::string ShortWindow(int days) { return days == 1 ? "today" : std::to_string(days) + "d"; }
+
+// One line per basis (the cards' own hours: one line, the same on every basis).
+void AddCostRows(const StatusView& v, const CostRow& r, const std::string& name, bool one_row,
+                 TextTable& tt) {
+  for (accounting::Basis basis : v.costs.bases) {
+    const size_t b = static_cast<size_t>(basis);
+    std::vector<TextCell> cells{T(name),
+                                T(one_row ? "card" : std::string(accounting::BasisName(basis)))};
+    for (const ledger::WindowHours& w : r.windows) {
+      cells.push_back(T(GpuHoursText(w.hours[b])));
+      cells.push_back(T(w.cost ? MoneyText((*w.cost)[b], v.costs.currency) : kUnknownText));
+    }
+    tt.Row(WithCluster(v, r.cluster, std::move(cells)));
+    if (one_row) break;
+  }
+}
+
+std::string CostsTable(const StatusView& v, const TableOptions& o) {
+  const CostsView& c = v.costs;
+  if (c.cards.empty()) return Note("No cycle has been accounted yet.");
+  auto columns = [&](const char* first) {
+    std::vector<Col> cols{{first, false, true}, {"basis"}};
+    // On a narrow terminal the shorter windows go first (optional columns, rightmost first).
+    for (int days : ledger::kCostWindowDays) {
+      const bool optional = days != ledger::kCostWindowDays.back();
+      cols.push_back({ShortWindow(days) + " gpu-h", true, false, optional});
+      cols.push_back({ShortWindow(days) + " cost", true, false, optional});
+    }
+    return WithCluster(v, std::move(cols));
+  };
+  std::string out;
+  if (!c.teams.empty()) {
+    TextTable teams(columns("team"));
+    for (const CostRow& r : c.teams) AddCostRows(v, r, r.name, false, teams);
+    out += teams.Render(o) + "\n";
+  }
+  TextTable tt(columns("namespace"));
+  for (size_t i = 0; i < c.namespaces.size() && i < kRowsShown; ++i)
+    AddCostRows(v, c.namespaces[i], c.namespaces[i].name, false, tt);
+  for (const CostRow& r : c.idle) AddCostRows(v, r, "(idle)", false, tt);
+  for (const CostRow& r : c.cards) AddCostRows(v, r, "(all cards)", true, tt);
+  out += tt.Render(o);
+  if (c.namespaces.size() > kRowsShown)
+    out += Note(std::to_string(c.namespaces.size() - kRowsShown) +
+                " more namespaces in /snapshot.json");
+  out += WrappedNote("UTC days, today (" + DayText(c.today) +
+                         ") included; cost only for hours on priced cards" +
+                         (c.currency.empty() ? std::string() : " (" + c.currency + ")") + ".",
+                     o.width);
+  if (!c.unpriced_cards.empty()) {
+    std::map<std::string, size_t> by_model;
+    for (const UnpricedCardRow& u : c.unpriced_cards)
+      ++by_model[(v.multi_cluster ? u.cluster + ": " : "") +
+                 (u.card->model.empty() ? "(model unknown)" : u.card->model)];
+    std::string models;
+    for (const auto& [model, n] : by_model)
+      models += (models.empty() ? "" : ", ") + model + " ×" + std::to_string(n);
+    out += WrappedNote("Unpriced (no price rule matched): " +
+                           Plural(c.unpriced_cards.size(), "card", "cards") + ": " + models,
+                       o.width);
+  }
+  return out;
+}
+
+std::string RightsizingTable(const StatusView& v, const TableOptions& o) {
+  if (v.rightsizing.empty()) return Note("No workload observed yet.");
+  TextTable tt(WithCluster(v, {{"workload", false, true},
+                               {"pods", true, false, true},
+                               {"current -> recommended"},
+                               {"reason"},
+                               {"peak mem", true, false, true},
+                               {"p95 util", true, false, true},
+                               {"observed", true, false, true},
+                               {"reclaim gpu-eq", true},
+                               {"reclaim/h", true}}));
+  for (size_t i = 0; i < v.rightsizing.size() && i < kRowsShown; ++i) {
+    const RightsizingRow& r = v.rightsizing[i];
+    const rightsizing::WorkloadView& w = *r.workload;
+    const rightsizing::Recommendation& rec = w.recommendation;
+    tt.Row(WithCluster(
+        v, r.cluster,
+        {T(w.id.namespace_ + "/" + w.id.kind + "/" + w.id.name), Count(w.pods),
+         T(rec.current + (rec.recommended == rec.current ? "" : " -> " + rec.recommended)),
+         T(std::string(rightsizing::ReasonName(rec.reason))), K(w.memory_peak_bytes, BytesText),
+         K(w.utilization_p95, PercentText), T(DurationText(w.observed_seconds)),
+         T(GpuEqText(w.reclaimable_gpu_equivalents)),
+         K(w.reclaimable_cost_per_hour, [&](double c) { return MoneyText(c, r.currency); })}));
+  }
+  std::string out = tt.Render(o);
+  if (v.rightsizing.size() > kRowsShown)
+    out += Note(std::to_string(v.rightsizing.size() - kRowsShown) + " more in /snapshot.json");
+  const RightsizingTotals& t = v.rightsizing_totals;
+  out += WrappedNote(
+      "Reclaimable: " + GpuEqText(t.reclaimable_gpu_equivalents) + " GPU-eq over " +
+          Plural(t.workloads, "workload", "workloads") +
+          (t.reclaimable_cost_per_hour
+               ? ", " + MoneyText(*t.reclaimable_cost_per_hour, t.currency) + " per hour"
+               : std::string()) +
+          ".",
+      o.width);
+  return out;
+}
+
 }  // namespace
 
 std::string RenderTable(const StatusView& v, const TableOptions& o) {
@@ -450,7 +571,9 @@ std::string RenderTable(const StatusView& v, const TableOptions& o) {
   if (!v.complete) out += "The first cycle has not finished yet.\n";
   out += Title("Clusters", o) + ClustersTable(v, o);
   out += Title("Whose GPUs", o) + WhoseTable(v, o);
+  out += Title("What it costs", o) + CostsTable(v, o);
   out += Title("Idle holders", o) + IdleTable(v, o);
+  out += Title("Rightsizing", o) + RightsizingTable(v, o);
   out += Title("Top pods by power", o) + TopTable(v, v.top_by_power, o);
   out += Title("Top pods by memory", o) + TopTable(v, v.top_by_memory, o);
   out += Title("Devices by node", o) + DevicesTable(v, o);

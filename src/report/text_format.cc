@@ -91,6 +91,28 @@ std::string UtcText(double t) {
   return buf;
 }
 
+std::string DayText(int64_t day) { return UtcText(static_cast<double>(day) * 86400).substr(0, 10); }
+
+std::string GpuHoursText(double hours) {
+  const double a = std::fabs(hours);
+  if (a >= 1000) return Grouped(hours);
+  std::string s = Printf(a >= 10 ? "%.1f" : "%.2f", hours);
+  while (s.back() == '0') s.pop_back();
+  if (s.back() == '.') s.pop_back();
+  return s == "-0" ? "0" : s;
+}
+
+std::string MoneyText(double amount, const std::string& currency) {
+  const double cents = std::round(std::fabs(amount) * 100);
+  std::string s = Grouped(std::floor(cents / 100)) + Printf(".%02.0f", std::fmod(cents, 100));
+  if (amount < 0 && cents > 0) s = "-" + s;
+  return currency.empty() ? s : s + " " + currency;
+}
+
+std::string WindowText(int days) {
+  return days == 1 ? "today" : "last " + std::to_string(days) + " days";
+}
+
 std::string CelsiusText(double c) { return Printf("%.0f", c) + " °C"; }
 
 std::string PrintableText(std::string_view text) {

@@ -6,6 +6,7 @@
 #include <set>
 #include <tuple>
 
+#include "gpuattr/accounting/teams.h"
 #include "gpuattr/allocation/resources.h"
 
 namespace gpuattr::report {
@@ -305,6 +306,94 @@ void ListPods(StatusView& v, const ViewOptions& options) {
   if (v.top_by_memory.size() > options.top_pods) v.top_by_memory.resize(options.top_pods);
 }
 
+// "What it costs" of one cluster: its namespaces, teams, idle and cards from the ledger's summary,
+// and the cards no price rule matched.
+void AddCosts(const std::string& cluster, const model::CycleOutput& out, StatusView& v) {
+  const ledger::LedgerView& l = out.ledger;
+  const ledger::CostSummary& s = l.costs;
+  CostsView& c = v.costs;
+  if (c.currency.empty()) c.currency = l.currency;
+  if (c.bases.empty()) c.bases = l.bases;
+  if (c.today == 0) c.today = s.today;
+  const std::string team_label = s.namespace_labels.empty() ? "" : s.namespace_labels.front();
+  if (c.team_label.empty()) c.team_label = team_label;
+  std::map<std::string, CostRow> teams;
+  bool any_team = false;
+  for (const ledger::NamespaceCost& n : s.namespaces) {
+    CostRow row{cluster, n.name, std::nullopt, {}, n.windows};
+    if (!team_label.empty()) {
+      const std::string team = accounting::TeamOf(n.labels, team_label);
+      if (team != accounting::kNoTeam) {
+        row.team = team;
+        any_team = true;
+      }
+      CostRow& t = teams[team];
+      t.namespaces.push_back(n.name);  // the summary lists namespaces by name
+      for (size_t w = 0; w < t.windows.size(); ++w) {
+        ledger::WindowHours& into = t.windows[w];
+        const ledger::WindowHours& add = n.windows[w];
+        for (size_t b = 0; b < accounting::kBases; ++b) into.hours[b] += add.hours[b];
+        if (add.cost) {
+          if (!into.cost) into.cost = accounting::PerBasis{};
+          for (size_t b = 0; b < accounting::kBases; ++b) (*into.cost)[b] += (*add.cost)[b];
+        }
+      }
+    }
+    c.namespaces.push_back(std::move(row));
+  }
+  if (any_team) {
+    for (auto& [name, t] : teams) {
+      t.cluster = cluster;
+      t.name = name;
+      if (name != accounting::kNoTeam) c.teams.push_back(std::move(t));
+    }
+    if (auto it = teams.find(std::string(accounting::kNoTeam)); it != teams.end())
+      c.teams.push_back(std::move(it->second));
+  }
+  c.idle.push_back({cluster, "idle", std::nullopt, {}, s.idle});
+  c.cards.push_back({cluster, "all cards", std::nullopt, {}, s.cards});
+  std::set<std::pair<std::string_view, std::string_view>> priced;
+  for (const ledger::CardPriceView& p : l.card_prices) priced.emplace(p.node, p.gpu);
+  for (const attribution::Card& card : out.attribution.cards) {
+    if (priced.count({card.node, card.gpu}))
+      ++c.priced_cards;
+    else
+      c.unpriced_cards.push_back({cluster, &card});
+  }
+}
+
+void AddRightsizing(const std::string& cluster, const model::CycleOutput& out, StatusView& v) {
+  for (const rightsizing::WorkloadView& w : out.rightsizing.workloads)
+    v.rightsizing.push_back({cluster, &w, out.rightsizing.currency});
+}
+
+// The namespaces by their hours over the longest window, and the rightsizing rows by what can be
+// reclaimed; the totals of those.
+void SortCostsAndRightsizing(StatusView& v) {
+  const size_t basis = v.costs.bases.empty() ? 0 : static_cast<size_t>(v.costs.bases.front());
+  SortDesc(
+      v.costs.namespaces,
+      [&](const CostRow& r) { return std::optional<double>(r.windows.back().hours[basis]); },
+      [](const CostRow& r) { return std::make_tuple(r.cluster, r.name); });
+  std::stable_sort(v.rightsizing.begin(), v.rightsizing.end(),
+                   [](const RightsizingRow& a, const RightsizingRow& b) {
+                     const double x = a.workload->reclaimable_gpu_equivalents;
+                     const double y = b.workload->reclaimable_gpu_equivalents;
+                     if (x != y) return x > y;
+                     return std::tie(a.workload->id.namespace_, a.workload->id.kind,
+                                     a.workload->id.name, a.cluster) <
+                            std::tie(b.workload->id.namespace_, b.workload->id.kind,
+                                     b.workload->id.name, b.cluster);
+                   });
+  RightsizingTotals& t = v.rightsizing_totals;
+  t.workloads = v.rightsizing.size();
+  for (const RightsizingRow& r : v.rightsizing) {
+    t.reclaimable_gpu_equivalents += r.workload->reclaimable_gpu_equivalents;
+    AddTo(t.reclaimable_cost_per_hour, r.workload->reclaimable_cost_per_hour);
+    if (r.workload->reclaimable_cost_per_hour && t.currency.empty()) t.currency = r.currency;
+  }
+}
+
 }  // namespace
 
 StatusView BuildStatusView(const model::Snapshot& s, double now, const ViewOptions& options) {
@@ -328,6 +417,8 @@ StatusView BuildStatusView(const model::Snapshot& s, double now, const ViewOptio
     AddNodes(c.cluster, out, v);
     AddHealth(c.cluster, out, v);
     AddPending(c.cluster, out, v);
+    AddCosts(c.cluster, out, v);
+    AddRightsizing(c.cluster, out, v);
   }
 
   SortDesc(
@@ -342,6 +433,7 @@ StatusView BuildStatusView(const model::Snapshot& s, double now, const ViewOptio
     if (a.node != b.node) return a.node < b.node;
     return GpuLess(a.gpu, b.gpu);
   });
+  SortCostsAndRightsizing(v);
   AddTotals(v);
   return v;
 }

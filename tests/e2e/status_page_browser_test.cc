@@ -373,8 +373,8 @@ TEST_F(StatusPageBrowser, DemoReadsAt1400And390WithTheExpositionsNumbers) {
       RunChromium(chromium_, dir_ / "profile-dom", "--window-size=1400,900 --dump-dom", Url(),
                   dir_ / "dom.html");
   std::vector<size_t> at;
-  for (const char* id :
-       {"clusters", "whose", "idle", "top", "devices", "health", "pending", "exporters"}) {
+  for (const char* id : {"clusters", "whose", "costs", "idle", "rightsizing", "top", "devices",
+                         "health", "pending", "exporters"}) {
     size_t p = dom.find("<section id=\"" + std::string(id) + "\">");
     EXPECT_NE(p, std::string::npos) << "section " << id << " is missing";
     at.push_back(p);

@@ -281,8 +281,8 @@ TEST(TextFormat, NumbersReadAsAPersonWouldWriteThem) {
 TEST(StatusPageView, SectionsInOrderAnswerFirst) {
   const std::string html = RenderStatusPage(OneCluster(), kNow);
   std::vector<size_t> at;
-  for (const char* id :
-       {"clusters", "whose", "idle", "top", "devices", "health", "pending", "exporters"}) {
+  for (const char* id : {"clusters", "whose", "costs", "idle", "rightsizing", "top", "devices",
+                         "health", "pending", "exporters"}) {
     size_t p = html.find("<section id=\"" + std::string(id) + "\">");
     ASSERT_NE(p, std::string::npos) << id;
     at.push_back(p);
@@ -340,9 +340,10 @@ TEST(TableOutput, SameSectionsAsThePageAligned) {
   const StatusView v = BuildStatusView(OneCluster(), kNow, {});
   const std::string t = RenderTable(v);
   std::vector<size_t> at;
-  for (const char* title : {"Clusters\n", "Whose GPUs\n", "Idle holders\n", "Top pods by power\n",
-                            "Top pods by memory\n", "Devices by node\n", "GPU health\n",
-                            "Pending GPU pods\n", "Exporters\n", "Probes\n"}) {
+  for (const char* title :
+       {"Clusters\n", "Whose GPUs\n", "What it costs\n", "Idle holders\n", "Rightsizing\n",
+        "Top pods by power\n", "Top pods by memory\n", "Devices by node\n", "GPU health\n",
+        "Pending GPU pods\n", "Exporters\n", "Probes\n"}) {
     size_t p = t.find(std::string("\n") + title);
     ASSERT_NE(p, std::string::npos) << title;
     at.push_back(p);

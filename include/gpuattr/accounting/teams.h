@@ -21,6 +21,12 @@ using NamespaceLabels = std::map<std::string, std::map<std::string, std::string>
 NamespaceLabels TeamLabelsOf(const std::map<std::string, kube::Namespace>& namespaces,
                              const std::vector<std::string>& names);
 
+// The group of namespaces without the team label (the report's --group-by team, the status page).
+inline constexpr std::string_view kNoTeam = "(no team)";
+// A namespace's team: the value of `team_label` (the first of accounting.namespace_labels) among
+// its labels, else kNoTeam.
+std::string TeamOf(const std::map<std::string, std::string>& labels, const std::string& team_label);
+
 // "label_" + the name with every character outside [a-zA-Z0-9_] as '_' (kube-state-metrics).
 std::string PrometheusLabelFor(std::string_view label);
 

@@ -26,5 +26,9 @@ void ForgetDayCosts(std::map<UtcDay, DayTotals>& days);
 // Each namespace of the day found in `labels` gets its labels as seen now; the others (and all
 // of them when `labels` is empty: unknown this cycle) keep what the day recorded.
 void RecordDayLabels(DayTotals& day, const NamespaceLabels& labels);
+// The days of each window of kCostWindowDays ending `today` (days after it are left out), summed
+// per namespace, for idle and for the cards; a window's cost only when some of its hours were
+// priced. O(days in the longest window × namespaces): once per cycle, not per page.
+CostSummary SummarizeDays(const AccountingState& state, UtcDay today);
 
 }  // namespace gpuattr::ledger

@@ -29,6 +29,7 @@
 // Only successful cycles are recorded: a failed cycle changes nothing here.
 #pragma once
 
+#include <array>
 #include <map>
 #include <optional>
 #include <string>
@@ -81,6 +82,35 @@ struct CardPriceView {
   double per_gpu_hour = 0;
 };
 
+// GPU-hours and their cost over a window of UTC days (docs/accounting.md#on-the-status-page).
+struct WindowHours {
+  accounting::PerBasis hours{};
+  std::optional<accounting::PerBasis> cost;  // absent when none of its hours was priced
+};
+
+// The windows of the cost summary, in days ending today (UTC, today included): today, the last 7
+// days and the last 30 days.
+inline constexpr std::array<int, 3> kCostWindowDays = {1, 7, 30};
+using CostWindows = std::array<WindowHours, kCostWindowDays.size()>;
+
+struct NamespaceCost {
+  std::string name;
+  // Its labels named in accounting.namespace_labels, as the latest day of the windows recorded.
+  std::map<std::string, std::string> labels;
+  CostWindows windows{};
+};
+
+// The daily totals summed over the windows, once per cycle (SummarizeDays, daily.h): the outputs
+// read this instead of the days themselves.
+struct CostSummary {
+  UtcDay today = 0;
+  std::vector<NamespaceCost> namespaces;  // by name: those with a day in the longest window
+  CostWindows idle{};                     // every node's idle
+  CostWindows cards{};                    // the cards' own hours (the same on every basis)
+  // accounting.namespace_labels as recorded; the first one names a namespace's team.
+  std::vector<std::string> namespace_labels;
+};
+
 // What to publish for one cluster after a successful cycle.
 struct LedgerView {
   std::string cluster;
@@ -92,6 +122,7 @@ struct LedgerView {
   std::vector<GpuHoursView> node_idle_gpu_hours;  // sorted by node
   std::string currency;                           // of the cost counters
   std::vector<CardPriceView> card_prices;         // this cycle's priced cards, in card order
+  CostSummary costs;                              // today, last 7 and 30 days
   // The bases published (accounting.bases); the counters keep all three.
   std::vector<accounting::Basis> bases{accounting::kAllBases.begin(), accounting::kAllBases.end()};
 };

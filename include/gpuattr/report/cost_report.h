@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gpuattr/accounting/accounting.h"
+#include "gpuattr/accounting/teams.h"
 #include "gpuattr/ledger/state.h"
 
 namespace gpuattr::report {
@@ -19,7 +20,7 @@ std::optional<CostGroupBy> ParseCostGroupBy(std::string_view text);  // namespac
 std::string_view CostGroupByName(CostGroupBy g);
 
 // The group of namespaces without the team label (--group-by team).
-inline constexpr std::string_view kNoTeam = "(no team)";
+inline constexpr std::string_view kNoTeam = accounting::kNoTeam;
 // Σ groups + idle must equal the cards' hours within this, relative, on every basis.
 inline constexpr double kCheckTolerance = 1e-9;
 

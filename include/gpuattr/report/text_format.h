@@ -3,6 +3,7 @@
 // values (absent optionals) print as "-". Pure.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,6 +22,11 @@ std::string EnergyText(double joules);          // "340 Wh", "12.3 kWh", "1,234 
 std::string DurationText(double seconds);       // "45 s", "12 min", "3 h 5 min", "2 d 4 h"
 std::string UtcText(double unix_seconds);       // "2026-12-01 12:00:00 UTC"
 std::string CelsiusText(double celsius);        // "61 °C"
+std::string DayText(int64_t utc_day);           // days since 1970-01-01 → "2026-12-04"
+std::string WindowText(int days);               // 1 → "today", 7 → "last 7 days"
+std::string GpuHoursText(double hours);         // "0.25", "12.5", "1,234"
+// "0.07 USD", "1,234.50 USD" (no currency: the number alone).
+std::string MoneyText(double amount, const std::string& currency);
 
 // The same with "-" for unknown.
 template <typename F>

@@ -170,6 +170,56 @@ struct DiscoveryRow {
   uint64_t untrusted = 0;
 };
 
+// "What it costs" (docs/accounting.md#on-the-status-page): each cluster's ledger cost summary
+// (ledger::CostSummary, computed once per cycle) per namespace, per team and for idle, over the
+// windows of ledger::kCostWindowDays. A window's cost is absent when none of its hours was priced.
+struct CostRow {
+  std::string cluster;
+  std::string name;  // the namespace, the team, "idle" or "all cards"
+  // Namespaces: its team (the first of accounting.namespace_labels), absent without that label.
+  std::optional<std::string> team;
+  std::vector<std::string> namespaces;  // teams: the namespaces in it, sorted
+  ledger::CostWindows windows{};
+};
+
+// A card this cycle saw that no price rule matched: why a cost is missing.
+struct UnpricedCardRow {
+  std::string cluster;
+  const attribution::Card* card = nullptr;  // in the view's outputs; never null
+};
+
+struct CostsView {
+  // By hours over the longest window on the first basis shown, descending, then cluster and name.
+  std::vector<CostRow> namespaces;
+  std::vector<CostRow> teams;  // only when some namespace has the team label; kNoTeam last
+  std::vector<CostRow> idle;   // every node's idle, one row per cluster
+  std::vector<CostRow> cards;  // the cards' own hours (= Σ namespaces + idle), one per cluster
+  std::vector<UnpricedCardRow> unpriced_cards;  // by cluster, then in card order
+  size_t priced_cards = 0;                      // this cycle
+  std::string currency;                         // of the costs; empty when nothing was priced
+  std::string team_label;                       // the label naming a team; empty when none
+  std::vector<accounting::Basis> bases;         // accounting.bases (the first cluster's)
+  int64_t today = 0;                            // UTC day (days since 1970-01-01)
+};
+
+// A workload's rightsizing row (rightsizing::WorkloadView, docs/rightsizing.md).
+struct RightsizingRow {
+  std::string cluster;
+  const rightsizing::WorkloadView* workload = nullptr;  // in the view's outputs; never null
+  std::string currency;  // of reclaimable_cost_per_hour, when it is known
+};
+
+struct RightsizingTotals {
+  size_t workloads = 0;
+  double reclaimable_gpu_equivalents = 0;
+  std::optional<double> reclaimable_cost_per_hour;  // Σ of the priced workloads'; absent if none
+  std::string currency;
+};
+
+// Rows of the long lists (rightsizing, costs) the page, the table and the Markdown report show;
+// the JSON snapshot has them all.
+inline constexpr size_t kRowsShown = 20;
+
 struct StatusView {
   double generated_unix = 0;  // the `now` it was built for
   bool complete = false;      // false before the first cycle ended
@@ -188,7 +238,11 @@ struct StatusView {
   std::vector<ExporterRow> exporters;   // by cluster, then as the report lists them
   std::vector<ProbeRow> probes;         // by cluster, then as the report lists them
   std::vector<DiscoveryRow> discovery;  // one per cluster whose discovery ran
-  bool multi_cluster = false;           // more than one cluster: outputs show a cluster column
+  CostsView costs;
+  // By reclaimable GPU-equivalents descending, then cluster, namespace, kind and name.
+  std::vector<RightsizingRow> rightsizing;
+  RightsizingTotals rightsizing_totals;
+  bool multi_cluster = false;  // more than one cluster: outputs show a cluster column
 
   // What the rows point into: every cluster's cycle output and discovery report, held here so
   // that the view stays valid on its own (rows point at the model's types instead of copying).
