@@ -1,5 +1,6 @@
 // The codec's shared readers and writers (codec_parts.h).
 #include <cmath>
+#include <map>
 
 #include "codec_parts.h"
 
@@ -13,65 +14,119 @@ constexpr double kMaxStateNumber = 1e18;
 
 }  // namespace
 
-// A number in [0, kMaxStateNumber] at `key`, or absent. Anything else is a format error.
-std::optional<double> GetOptional(const json& j, const char* key, const std::string& where) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return std::nullopt;
-  if (!it->is_number() || !std::isfinite(it->get<double>()))
-    throw std::runtime_error(where + "." + key + " is not a finite number");
-  const double v = it->get<double>();
-  if (v < 0 || v > kMaxStateNumber)
-    throw std::runtime_error(where + "." + key + " is out of range (" + it->dump() +
-                             "; the state file holds numbers from 0 to 1e18)");
-  return v;
+std::optional<JsonValue> Member(const JsonValue& j, std::string_view key) {
+  std::optional<JsonValue> found;
+  for (const JsonMember& m : j.Members())
+    if (m.key == key) found = m.value;
+  return found;
 }
 
-double GetNumber(const json& j, const char* key, const std::string& where) {
-  auto v = GetOptional(j, key, where);
-  if (!v) throw std::runtime_error(where + "." + key + " is missing");
-  return *v;
-}
-
-std::string GetString(const json& j, const char* key, const std::string& where) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_string())
-    throw std::runtime_error(where + "." + key + " is not a string");
-  return it->get<std::string>();
-}
-
-const json& GetArray(const json& j, const char* key, const std::string& where) {
-  static const json kEmpty = json::array();
-  auto it = j.find(key);
-  if (it == j.end()) return kEmpty;
-  if (!it->is_array()) throw std::runtime_error(where + "." + key + " is not a list");
-  return *it;
-}
-
-accounting::PerBasis GetPerBasis(const json& j, const char* key, const std::string& where) {
-  accounting::PerBasis out{};
-  auto it = j.find(key);
-  if (it == j.end()) return out;
-  if (!it->is_object()) throw std::runtime_error(where + "." + key + " is not an object");
-  for (accounting::Basis b : accounting::kAllBases)
-    At(out, b) = GetOptional(*it, std::string(BasisName(b)).c_str(), where + "." + key).value_or(0);
+std::vector<JsonMember> Items(const JsonValue& j) {
+  std::map<std::string_view, JsonValue> sorted;
+  for (const JsonMember& m : j.Members()) sorted[m.key] = m.value;
+  std::vector<JsonMember> out;
+  out.reserve(sorted.size());
+  for (const auto& [key, value] : sorted) out.push_back({key, value});
   return out;
 }
 
-GpuHours GetGpuHours(const json& j, const std::string& where) {
+namespace {
+
+json ToJson(const JsonValue& v) {
+  switch (v.type()) {
+    case JsonType::kNull:
+      return nullptr;
+    case JsonType::kBoolean:
+      return v.boolean();
+    case JsonType::kInteger:
+      return v.integer();
+    case JsonType::kFloat:
+      return v.number();
+    case JsonType::kString:
+      return std::string(v.str());
+    case JsonType::kArray: {
+      json out = json::array();
+      for (const JsonValue& e : v.Elements()) out.push_back(ToJson(e));
+      return out;
+    }
+    case JsonType::kObject: {
+      json out = json::object();
+      for (const JsonMember& m : v.Members()) out[std::string(m.key)] = ToJson(m.value);
+      return out;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::string Dump(const JsonValue& v) { return ToJson(v).dump(); }
+
+// A number in [0, kMaxStateNumber] at `key`, or absent. Anything else is a format error. The
+// parser refuses numbers no double holds, so every number is finite here.
+std::optional<double> GetOptional(const JsonValue& j, std::string_view key,
+                                  const std::string& where) {
+  const JsonValue v = j.Find(key);
+  if (v.is_null()) return std::nullopt;
+  if (!v.is_number() || !std::isfinite(v.number()))
+    throw std::runtime_error(where + "." + std::string(key) + " is not a finite number");
+  const double d = v.number();
+  if (d < 0 || d > kMaxStateNumber)
+    throw std::runtime_error(where + "." + std::string(key) + " is out of range (" + Dump(v) +
+                             "; the state file holds numbers from 0 to 1e18)");
+  return d;
+}
+
+double GetNumber(const JsonValue& j, std::string_view key, const std::string& where) {
+  auto v = GetOptional(j, key, where);
+  if (!v) throw std::runtime_error(where + "." + std::string(key) + " is missing");
+  return *v;
+}
+
+std::string GetString(const JsonValue& j, std::string_view key, const std::string& where) {
+  const JsonValue v = j.Find(key);
+  if (!v.is_string()) throw std::runtime_error(where + "." + std::string(key) + " is not a string");
+  return std::string(v.str());
+}
+
+JsonValue GetArray(const JsonValue& j, std::string_view key, const std::string& where) {
+  const std::optional<JsonValue> v = Member(j, key);
+  if (!v) return JsonValue();  // no elements
+  if (!v->is_array()) throw std::runtime_error(where + "." + std::string(key) + " is not a list");
+  return *v;
+}
+
+accounting::PerBasis GetPerBasis(const JsonValue& j, std::string_view key,
+                                 const std::string& where) {
+  accounting::PerBasis out{};
+  const std::optional<JsonValue> v = Member(j, key);
+  if (!v) return out;
+  if (!v->is_object())
+    throw std::runtime_error(where + "." + std::string(key) + " is not an object");
+  const std::string at = where + "." + std::string(key);
+  for (accounting::Basis b : accounting::kAllBases)
+    At(out, b) = GetOptional(*v, BasisName(b), at).value_or(0);
+  return out;
+}
+
+GpuHours GetGpuHours(const JsonValue& j, const std::string& where) {
   GpuHours g;
   g.hours = GetPerBasis(j, "hours", where);
-  g.priced = j.contains("cost");
+  g.priced = Has(j, "cost");
   g.cost = GetPerBasis(j, "cost", where);
   return g;
 }
 
-std::set<std::string> GetStrings(const json& j, const char* key, const std::string& where) {
+std::set<std::string> GetStrings(const JsonValue& j, std::string_view key,
+                                 const std::string& where) {
   std::set<std::string> out;
-  const json& list = GetArray(j, key, where);
-  for (size_t i = 0; i < list.size(); ++i) {
-    if (!list[i].is_string())
-      throw std::runtime_error(where + "." + key + "[" + std::to_string(i) + "] is not a string");
-    out.insert(list[i].get<std::string>());
+  size_t i = 0;
+  for (const JsonValue& e : GetArray(j, key, where).Elements()) {
+    if (!e.is_string())
+      throw std::runtime_error(where + "." + std::string(key) + "[" + std::to_string(i) +
+                               "] is not a string");
+    out.emplace(e.str());
+    ++i;
   }
   return out;
 }

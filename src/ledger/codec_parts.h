@@ -1,6 +1,7 @@
 // The state file codec's building blocks (state_codec.h), shared by its files: the streaming
-// pretty printer, and the checked readers of numbers, strings and lists (nlohmann exceptions and
-// std::runtime_error naming the field; DecodeStateFile turns them into errors). Internal.
+// pretty printer, and the checked readers of numbers, strings and lists over the parsed tape
+// (util/json_document.h; std::runtime_error naming the field, which DecodeStateFile turns into an
+// error). Internal.
 #pragma once
 
 #include <algorithm>
@@ -16,19 +17,36 @@
 
 #include "gpuattr/accounting/accounting.h"
 #include "gpuattr/ledger/state.h"
+#include "gpuattr/util/json_document.h"
 
 namespace gpuattr::ledger::codec {
 
 using nlohmann::json;
 
+// The reading side keeps nlohmann's DOM semantics, which the format was defined with: a key whose
+// value is null is present (GetArray, Has), duplicate keys keep the last, objects iterate in key
+// order (Items), and messages show values as json::dump shows them (Dump).
+
+// The member `key` of object `j` (the last of duplicates), or none when absent or `j` is no object.
+std::optional<JsonValue> Member(const JsonValue& j, std::string_view key);
+inline bool Has(const JsonValue& j, std::string_view key) { return Member(j, key).has_value(); }
+// An object's members in key order, one per key (the last of duplicates), as nlohmann's items().
+std::vector<JsonMember> Items(const JsonValue& j);
+// The value as nlohmann's json::dump() writes it (error messages only).
+std::string Dump(const JsonValue& v);
+
 // A number in [0, 1e18] at `key`, or absent. Anything else is a format error.
-std::optional<double> GetOptional(const json& j, const char* key, const std::string& where);
-double GetNumber(const json& j, const char* key, const std::string& where);
-std::string GetString(const json& j, const char* key, const std::string& where);
-const json& GetArray(const json& j, const char* key, const std::string& where);  // absent: []
-accounting::PerBasis GetPerBasis(const json& j, const char* key, const std::string& where);
-GpuHours GetGpuHours(const json& j, const std::string& where);
-std::set<std::string> GetStrings(const json& j, const char* key, const std::string& where);
+std::optional<double> GetOptional(const JsonValue& j, std::string_view key,
+                                  const std::string& where);
+double GetNumber(const JsonValue& j, std::string_view key, const std::string& where);
+std::string GetString(const JsonValue& j, std::string_view key, const std::string& where);
+JsonValue GetArray(const JsonValue& j, std::string_view key,
+                   const std::string& where);  // absent: []
+accounting::PerBasis GetPerBasis(const JsonValue& j, std::string_view key,
+                                 const std::string& where);
+GpuHours GetGpuHours(const JsonValue& j, const std::string& where);
+std::set<std::string> GetStrings(const JsonValue& j, std::string_view key,
+                                 const std::string& where);
 
 // Writes what nlohmann's json::dump(1, ' ', false, error_handler_t::replace) writes for the same
 // document, member by member, without building the document (16,000 pods made a DOM of ~26 MB):
@@ -107,6 +125,6 @@ void EncodeStrings(PrettyJson& j, const char* key, const std::set<std::string>& 
 
 // The accounting's "days" (docs/accounting.md#daily-totals), and back.
 void EncodeDays(PrettyJson& j, const std::map<UtcDay, DayTotals>& days);
-std::map<UtcDay, DayTotals> DecodeDays(const json& j, const std::string& where);
+std::map<UtcDay, DayTotals> DecodeDays(const JsonValue& j, const std::string& where);
 
 }  // namespace gpuattr::ledger::codec

@@ -19,21 +19,25 @@ void EncodeHoursObject(PrettyJson& j, const char* key, const GpuHours& g) {
   j.Close('}');
 }
 
-GpuHours DecodeHoursObject(const json& j, const char* key, const std::string& where) {
-  auto it = j.find(key);
-  if (it == j.end()) return {};
-  if (!it->is_object()) throw std::runtime_error(where + "." + key + " is not an object");
-  return GetGpuHours(*it, where + "." + key);
+GpuHours DecodeHoursObject(const JsonValue& j, std::string_view key, const std::string& where) {
+  const std::optional<JsonValue> v = Member(j, key);
+  if (!v) return {};
+  const std::string at = where + "." + std::string(key);
+  if (!v->is_object()) throw std::runtime_error(at + " is not an object");
+  return GetGpuHours(*v, at);
 }
 
-NamespaceDay DecodeNamespaceDay(const json& j, const std::string& at, std::string& name) {
+NamespaceDay DecodeNamespaceDay(const JsonValue& j, const std::string& at, std::string& name) {
   if (!j.is_object()) throw std::runtime_error(at + " is not an object");
   name = GetString(j, "namespace", at);
   NamespaceDay ns{GetGpuHours(j, at), {}};
-  if (auto labels = j.find("labels"); labels != j.end()) {
+  if (const std::optional<JsonValue> labels = Member(j, "labels")) {
     if (!labels->is_object()) throw std::runtime_error(at + ".labels is not an object");
-    for (const auto& [key, value] : labels->items())
-      ns.labels[key] = GetString(*labels, key.c_str(), at + ".labels");
+    for (const auto& [key, value] : Items(*labels)) {
+      if (!value.is_string())
+        throw std::runtime_error(at + ".labels." + std::string(key) + " is not a string");
+      ns.labels[std::string(key)] = std::string(value.str());
+    }
   }
   return ns;
 }
@@ -70,23 +74,23 @@ void EncodeDays(PrettyJson& j, const std::map<UtcDay, DayTotals>& days) {
   j.Close(']');
 }
 
-std::map<UtcDay, DayTotals> DecodeDays(const json& j, const std::string& where) {
+std::map<UtcDay, DayTotals> DecodeDays(const JsonValue& j, const std::string& where) {
   std::map<UtcDay, DayTotals> out;
-  const json& days = GetArray(j, "days", where);
-  for (size_t i = 0; i < days.size(); ++i) {
-    const std::string at = where + ".days[" + std::to_string(i) + "]";
-    if (!days[i].is_object()) throw std::runtime_error(at + " is not an object");
-    const std::string text = GetString(days[i], "day", at);
+  size_t i = 0;
+  for (const JsonValue& d : GetArray(j, "days", where).Elements()) {
+    const std::string at = where + ".days[" + std::to_string(i++) + "]";
+    if (!d.is_object()) throw std::runtime_error(at + " is not an object");
+    const std::string text = GetString(d, "day", at);
     const std::optional<int64_t> day = ParseUtcDay(text);
     if (!day) throw std::runtime_error(at + ".day \"" + text + "\" is not a date (YYYY-MM-DD)");
     DayTotals& totals = out[*day];
-    totals.cards = DecodeHoursObject(days[i], "cards", at);
-    totals.idle = DecodeHoursObject(days[i], "idle", at);
-    const json& namespaces = GetArray(days[i], "namespaces", at);
-    for (size_t k = 0; k < namespaces.size(); ++k) {
+    totals.cards = DecodeHoursObject(d, "cards", at);
+    totals.idle = DecodeHoursObject(d, "idle", at);
+    size_t k = 0;
+    for (const JsonValue& n : GetArray(d, "namespaces", at).Elements()) {
       std::string name;
       NamespaceDay ns =
-          DecodeNamespaceDay(namespaces[k], at + ".namespaces[" + std::to_string(k) + "]", name);
+          DecodeNamespaceDay(n, at + ".namespaces[" + std::to_string(k++) + "]", name);
       totals.namespaces[name] = std::move(ns);
     }
   }

@@ -1,4 +1,5 @@
-// State file JSON ↔ LedgerState. nlohmann exceptions stop here and become errors.
+// State file JSON ↔ LedgerState: encoded by PrettyJson, decoded from the tape of JsonDocument
+// (util/json_document.h). The decoder's format errors stop here and become values.
 #include "gpuattr/ledger/state_codec.h"
 
 #include <algorithm>
@@ -15,63 +16,62 @@ namespace {
 using namespace codec;  // NOLINT: the codec's building blocks (codec_parts.h)
 
 // The "accounting" object of a cluster (docs/accounting.md#state); absent in version 1 files.
-AccountingState DecodeAccounting(const json& j, const std::string& where) {
+AccountingState DecodeAccounting(const JsonValue& j, const std::string& where) {
   AccountingState s;
   if (!j.is_object()) throw std::runtime_error(where + " is not an object");
   s.last_unix = GetOptional(j, "last_unix", where);
   s.cards = GetStrings(j, "cards", where);
   s.pods = GetStrings(j, "seen_pods", where);
-  if (j.contains("currency")) s.currency = GetString(j, "currency", where);
+  if (Has(j, "currency")) s.currency = GetString(j, "currency", where);
   s.days = DecodeDays(j, where);  // absent in files written before the daily totals
-  const json& labels = GetArray(j, "namespace_labels", where);
-  for (size_t i = 0; i < labels.size(); ++i) {
-    if (!labels[i].is_string())
+  size_t i = 0;
+  for (const JsonValue& label : GetArray(j, "namespace_labels", where).Elements()) {
+    if (!label.is_string())
       throw std::runtime_error(where + ".namespace_labels[" + std::to_string(i) +
                                "] is not a string");
-    s.namespace_labels.push_back(labels[i].get<std::string>());
+    s.namespace_labels.emplace_back(label.str());
+    ++i;
   }
-  const json& pods = GetArray(j, "pods", where);
-  for (size_t i = 0; i < pods.size(); ++i) {
-    const std::string at = where + ".pods[" + std::to_string(i) + "]";
-    if (!pods[i].is_object()) throw std::runtime_error(at + " is not an object");
+  i = 0;
+  for (const JsonValue& p : GetArray(j, "pods", where).Elements()) {
+    const std::string at = where + ".pods[" + std::to_string(i++) + "]";
+    if (!p.is_object()) throw std::runtime_error(at + " is not an object");
     PodHoursRecord r;
-    if (pods[i].contains("uid")) r.uid = GetString(pods[i], "uid", at);
-    r.node = GetString(pods[i], "node", at);
-    r.total = GetGpuHours(pods[i], at);
-    s.pod_hours[{GetString(pods[i], "namespace", at), GetString(pods[i], "pod", at)}] = r;
+    if (Has(p, "uid")) r.uid = GetString(p, "uid", at);
+    r.node = GetString(p, "node", at);
+    r.total = GetGpuHours(p, at);
+    s.pod_hours[{GetString(p, "namespace", at), GetString(p, "pod", at)}] = std::move(r);
   }
-  const json& namespaces = GetArray(j, "namespaces", where);
-  for (size_t i = 0; i < namespaces.size(); ++i) {
-    const std::string at = where + ".namespaces[" + std::to_string(i) + "]";
-    if (!namespaces[i].is_object()) throw std::runtime_error(at + " is not an object");
-    s.namespace_hours[GetString(namespaces[i], "namespace", at)] = {
-        GetGpuHours(namespaces[i], at),
-        GetOptional(namespaces[i], "last_seen_unix", at).value_or(0)};
+  i = 0;
+  for (const JsonValue& n : GetArray(j, "namespaces", where).Elements()) {
+    const std::string at = where + ".namespaces[" + std::to_string(i++) + "]";
+    if (!n.is_object()) throw std::runtime_error(at + " is not an object");
+    s.namespace_hours[GetString(n, "namespace", at)] = {
+        GetGpuHours(n, at), GetOptional(n, "last_seen_unix", at).value_or(0)};
   }
-  const json& nodes = GetArray(j, "nodes", where);
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    const std::string at = where + ".nodes[" + std::to_string(i) + "]";
-    if (!nodes[i].is_object()) throw std::runtime_error(at + " is not an object");
-    s.node_idle[GetString(nodes[i], "node", at)] = {
-        GetGpuHours(nodes[i], at), GetOptional(nodes[i], "last_seen_unix", at).value_or(0)};
+  i = 0;
+  for (const JsonValue& n : GetArray(j, "nodes", where).Elements()) {
+    const std::string at = where + ".nodes[" + std::to_string(i++) + "]";
+    if (!n.is_object()) throw std::runtime_error(at + " is not an object");
+    s.node_idle[GetString(n, "node", at)] = {GetGpuHours(n, at),
+                                             GetOptional(n, "last_seen_unix", at).value_or(0)};
   }
   return s;
 }
 
-LedgerState DecodeCluster(const json& j, const std::string& where) {
+LedgerState DecodeCluster(const JsonValue& j, const std::string& where) {
   if (!j.is_object()) throw std::runtime_error(where + " is not an object");
   LedgerState s;
   s.last_cycle_unix = GetOptional(j, "last_cycle_unix", where);
-  if (auto acc = j.find("accounting"); acc != j.end())
+  if (const std::optional<JsonValue> acc = Member(j, "accounting"))
     s.accounting = DecodeAccounting(*acc, where + ".accounting");
-  const json& pods = GetArray(j, "pods", where);
-  for (size_t i = 0; i < pods.size(); ++i) {
-    const std::string at = where + ".pods[" + std::to_string(i) + "]";
-    const json& p = pods[i];
+  size_t i = 0;
+  for (const JsonValue& p : GetArray(j, "pods", where).Elements()) {
+    const std::string at = where + ".pods[" + std::to_string(i++) + "]";
     if (!p.is_object()) throw std::runtime_error(at + " is not an object");
     kube::PodId id{GetString(p, "namespace", at), GetString(p, "pod", at)};
     PodRecord r;
-    if (p.contains("uid")) r.uid = GetString(p, "uid", at);
+    if (Has(p, "uid")) r.uid = GetString(p, "uid", at);
     r.node = GetString(p, "node", at);
     r.idle_since_unix = GetOptional(p, "idle_since_unix", at);
     r.last_idle_unix = GetOptional(p, "last_idle_unix", at);
@@ -83,21 +83,20 @@ LedgerState DecodeCluster(const json& j, const std::string& where) {
     if (r.last_power_watts && !r.last_power_unix) r.last_power_unix = s.last_cycle_unix;
     s.pods[std::move(id)] = std::move(r);
   }
-  const json& namespaces = GetArray(j, "namespaces", where);
-  for (size_t i = 0; i < namespaces.size(); ++i) {
-    const std::string at = where + ".namespaces[" + std::to_string(i) + "]";
-    const json& n = namespaces[i];
+  i = 0;
+  for (const JsonValue& n : GetArray(j, "namespaces", where).Elements()) {
+    const std::string at = where + ".namespaces[" + std::to_string(i++) + "]";
     if (!n.is_object()) throw std::runtime_error(at + " is not an object");
     NamespaceRecord r;
     r.joules = GetNumber(n, "joules", at);
     r.last_seen_unix = GetOptional(n, "last_seen_unix", at).value_or(0);
-    const json& marks = GetArray(n, "marks", at);  // absent in files of older versions
-    for (size_t k = 0; k < marks.size(); ++k) {
-      const std::string mk = at + ".marks[" + std::to_string(k) + "]";
-      if (!marks[k].is_object()) throw std::runtime_error(mk + " is not an object");
-      r.marks.push_back({GetNumber(marks[k], "unix", mk), GetNumber(marks[k], "joules", mk)});
+    size_t k = 0;
+    for (const JsonValue& m : GetArray(n, "marks", at).Elements()) {  // absent in older files
+      const std::string mk = at + ".marks[" + std::to_string(k++) + "]";
+      if (!m.is_object()) throw std::runtime_error(mk + " is not an object");
+      r.marks.push_back({GetNumber(m, "unix", mk), GetNumber(m, "joules", mk)});
     }
-    s.namespaces[GetString(n, "namespace", at)] = r;
+    s.namespaces[GetString(n, "namespace", at)] = std::move(r);
   }
   return s;
 }
@@ -130,20 +129,22 @@ rightsizing::UtilizationSketch DecodeSketch(const std::string& text, uint64_t ze
   return *sketch;
 }
 
-uint64_t GetCount(const json& j, const char* key, const std::string& where) {
+// A whole number of samples or replicas. 3 and 3.0 are the same count (the tape keeps one as an
+// integer and the other as a float; nlohmann's DOM did too, and the rule compares the value).
+uint64_t GetCount(const JsonValue& j, std::string_view key, const std::string& where) {
   const double v = GetOptional(j, key, where).value_or(0);
   if (v < 0 || v != std::floor(v) || v > 9e15)
-    throw std::runtime_error(where + "." + key + " is not a count");
+    throw std::runtime_error(where + "." + std::string(key) + " is not a count");
   return static_cast<uint64_t>(v);
 }
 
-rightsizing::WorkloadRecord DecodeWorkload(const json& w, const std::string& at,
+rightsizing::WorkloadRecord DecodeWorkload(const JsonValue& w, const std::string& at,
                                            rightsizing::WorkloadId& id) {
   if (!w.is_object()) throw std::runtime_error(at + " is not an object");
   id = {GetString(w, "namespace", at), GetString(w, "kind", at), GetString(w, "name", at)};
   rightsizing::WorkloadRecord r;
   r.last_seen_unix = GetOptional(w, "last_seen_unix", at).value_or(0);
-  if (auto c = w.find("current"); c != w.end()) {
+  if (const std::optional<JsonValue> c = Member(w, "current")) {
     const std::string cur = at + ".current";
     if (!c->is_object()) throw std::runtime_error(cur + " is not an object");
     r.current.model = GetString(*c, "model", cur);
@@ -152,19 +153,19 @@ rightsizing::WorkloadRecord DecodeWorkload(const json& w, const std::string& at,
         static_cast<int>(std::clamp<uint64_t>(GetCount(*c, "replicas", cur), 1, 1'000'000));
     r.current.device_memory_bytes = GetOptional(*c, "device_memory_bytes", cur);
   }
-  const json& slots = GetArray(w, "slots", at);
+  const JsonValue slots = GetArray(w, "slots", at);
   if (slots.size() > rightsizing::kSlotsPerWindow + 1)
     throw std::runtime_error(at + ".slots has more than " +
                              std::to_string(rightsizing::kSlotsPerWindow + 1) + " slots");
-  for (size_t k = 0; k < slots.size(); ++k) {
-    const std::string sk = at + ".slots[" + std::to_string(k) + "]";
-    const json& s = slots[k];
+  size_t k = 0;
+  for (const JsonValue& s : slots.Elements()) {
+    const std::string sk = at + ".slots[" + std::to_string(k++) + "]";
     if (!s.is_object()) throw std::runtime_error(sk + " is not an object");
     rightsizing::WindowSlot slot;
     slot.start_unix = GetNumber(s, "start_unix", sk);
     slot.observed_seconds = GetOptional(s, "observed_seconds", sk).value_or(0);
     slot.peak_memory_bytes = GetOptional(s, "peak_memory_bytes", sk);
-    const std::string util = s.contains("utilization") ? GetString(s, "utilization", sk) : "";
+    const std::string util = Has(s, "utilization") ? GetString(s, "utilization", sk) : "";
     slot.utilization = DecodeSketch(util, GetCount(s, "utilization_zero", sk), sk);
     r.slots.push_back(std::move(slot));
   }
@@ -172,19 +173,20 @@ rightsizing::WorkloadRecord DecodeWorkload(const json& w, const std::string& at,
 }
 
 // The optional "rightsizing" section: cluster → its workloads' observations.
-RightsizingContents DecodeRightsizing(const json& j) {
+RightsizingContents DecodeRightsizing(const JsonValue& j) {
   RightsizingContents out;
   if (!j.is_object()) throw std::runtime_error("rightsizing is not an object");
-  for (const auto& [cluster, section] : j.items()) {
+  for (const auto& [key, section] : Items(j)) {
+    const std::string cluster(key);
     const std::string where = "rightsizing[\"" + cluster + "\"]";
     if (!section.is_object()) throw std::runtime_error(where + " is not an object");
     rightsizing::RightsizingState& s = out[cluster];
     s.last_cycle_unix = GetOptional(section, "last_cycle_unix", where);
-    const json& workloads = GetArray(section, "workloads", where);
-    for (size_t i = 0; i < workloads.size(); ++i) {
+    size_t i = 0;
+    for (const JsonValue& w : GetArray(section, "workloads", where).Elements()) {
       rightsizing::WorkloadId id;
       rightsizing::WorkloadRecord r =
-          DecodeWorkload(workloads[i], where + ".workloads[" + std::to_string(i) + "]", id);
+          DecodeWorkload(w, where + ".workloads[" + std::to_string(i++) + "]", id);
       s.workloads[std::move(id)] = std::move(r);
     }
   }
@@ -384,36 +386,42 @@ std::string EncodeStateFile(const StateFileContents& contents,
 }
 
 Result<StateFileContents> DecodeStateFile(std::string_view text, RightsizingContents* rightsizing) {
+  // nlohmann skipped a UTF-8 byte order mark (an editor's); JsonDocument, strict, would refuse it.
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
+  // The project's tape parser (util/json_document.h), not nlohmann's DOM: at 16,000 pods the DOM
+  // alone took longer than the whole load may (docs/accounting.md#loading-time).
+  Result<JsonDocument> doc = JsonDocument::Parse(std::string(text));
+  if (!doc.ok()) return MakeError(ErrorCode::kInvalidArgument, doc.error().message);
   try {
-    const json root = json::parse(text);
-    if (!root.is_object() || !root.contains("format") || !root["format"].is_string() ||
-        root["format"].get<std::string>() != kStateFormat)
+    const JsonValue root = doc->Root();
+    if (root.Find("format").str() != kStateFormat)  // "" when absent, not a string or no object
       return MakeError(ErrorCode::kInvalidArgument,
                        "not a gpuattr state file (no \"format\": \"gpuattr-state\")");
     // Version 1 files (before GPU-hours) load with empty accounting.
-    if (!root.contains("version") || !root["version"].is_number_integer() ||
-        root["version"].get<int>() < kOldestStateVersion ||
-        root["version"].get<int>() > kStateVersion)
+    const std::optional<JsonValue> version = Member(root, "version");
+    if (!version || !version->is_integer() || version->integer() < kOldestStateVersion ||
+        version->integer() > kStateVersion)
       return MakeError(ErrorCode::kInvalidArgument,
-                       "unsupported state file version " +
-                           (root.contains("version") ? root["version"].dump() : "(none)") +
+                       "unsupported state file version " + (version ? Dump(*version) : "(none)") +
                            " (this gpuattr reads versions " + std::to_string(kOldestStateVersion) +
                            " to " + std::to_string(kStateVersion) + ")");
     StateFileContents out;
     if (rightsizing) rightsizing->clear();
     // Optional (docs/rightsizing.md#in-the-state-file): older files have none.
-    if (auto rs = root.find("rightsizing"); rs != root.end()) {
+    if (const std::optional<JsonValue> rs = Member(root, "rightsizing")) {
       RightsizingContents decoded = DecodeRightsizing(*rs);
       if (rightsizing) *rightsizing = std::move(decoded);
     }
-    auto it = root.find("clusters");
-    if (it == root.end()) return out;
-    if (!it->is_object())
+    const std::optional<JsonValue> clusters = Member(root, "clusters");
+    if (!clusters) return out;
+    if (!clusters->is_object())
       return MakeError(ErrorCode::kInvalidArgument, "clusters is not an object");
-    for (const auto& [cluster, section] : it->items())
+    for (const auto& [key, section] : Items(*clusters)) {
+      const std::string cluster(key);
       out[cluster] = DecodeCluster(section, "clusters[\"" + cluster + "\"]");
+    }
     return out;
-  } catch (const std::exception& e) {  // json::exception, and our own format errors
+  } catch (const std::exception& e) {  // our format errors naming the field; bad_alloc
     return MakeError(ErrorCode::kInvalidArgument, e.what());
   }
 }

@@ -5,13 +5,21 @@
 //   build/tests/state_file_bench --benchmark_counters_tabular=true
 //
 //   BM_LoadStateFile   StateFile::Open on the file on disk: read, parse, decode (target ≤ 200 ms)
-//   BM_ParseOnly       nlohmann::json::parse of the same text alone (its DOM)
+//   BM_ReadOnly        reading the file's bytes alone, as StateFile::Read does (64 KiB chunks)
+//   BM_ParseOnly       JsonDocument::Parse of the same text alone (its tape), as the decoder does
 //   BM_DecodeText      DecodeStateFile of the text (parse + decode, no disk)
+//   BM_ParseNlohmannDom  nlohmann::json::parse of the text into its DOM: what the decoder used
+//                      before (for comparison)
 //   BM_LoadStateFileWithoutDays   the same file without the days, for comparison
-// Counters: the file's bytes (state_MB), and the bytes of the days per namespace-day.
+// Counters: the file's bytes (state_MB), the bytes of the days per namespace-day; the tape's
+// values and bytes (ParseOnly); the peak memory of a process that only loads the file, above
+// one that loads nothing (peak_MB, LoadStateFile: measured in a child process, `--peak-rss`).
 #include <benchmark/benchmark.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -19,6 +27,8 @@
 
 #include "gpuattr/ledger/state_codec.h"
 #include "gpuattr/ledger/state_file.h"
+#include "gpuattr/util/json_document.h"
+#include "gpuattr/util/log.h"
 
 namespace {
 
@@ -96,9 +106,34 @@ const Files& Written() {
     std::ofstream(f->without_days, std::ios::binary) << without;
     f->bytes = with.size();
     f->bytes_without_days = without.size();
+    std::atexit([] {
+      std::error_code ec;
+      std::filesystem::remove_all(Written().with_days.parent_path(), ec);
+    });
     return f;
   }();
   return *f;
+}
+
+std::string Text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// The peak resident memory (bytes) of this binary run with `--peak-rss <path>`: a fresh process
+// that loads the state file at `path` (nothing when it does not exist) and exits.
+double PeakRss(const std::filesystem::path& path) {
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return 0;
+  self[n] = 0;
+  const std::string command = std::string(self) + " --peak-rss '" + path.string() + "'";
+  FILE* child = popen(command.c_str(), "r");
+  if (child == nullptr) return 0;
+  double kib = 0;
+  if (std::fscanf(child, "%lf", &kib) != 1) kib = 0;
+  pclose(child);
+  return kib * 1024;
 }
 
 void Counters(benchmark::State& state, const Files& f) {
@@ -115,6 +150,9 @@ void BM_LoadStateFile(benchmark::State& state) {
     benchmark::DoNotOptimize(file->Load("scale"));
   }
   Counters(state, f);
+  const double peak = PeakRss(f.with_days) - PeakRss(f.with_days.string() + ".absent");
+  state.counters["peak_MB"] = peak / 1e6;
+  state.counters["peak_per_file_byte"] = peak / static_cast<double>(f.bytes);
 }
 
 void BM_LoadStateFileWithoutDays(benchmark::State& state) {
@@ -126,28 +164,75 @@ void BM_LoadStateFileWithoutDays(benchmark::State& state) {
   Counters(state, f);
 }
 
-// Where the time goes: nlohmann's parse into its DOM alone, and the decode of that text.
+void BM_ReadOnly(benchmark::State& state) {
+  const Files& f = Written();
+  for (auto _ : state) {
+    std::ifstream in(f.with_days, std::ios::binary);
+    std::string text;
+    char chunk[1 << 16];
+    while (in.read(chunk, sizeof chunk).gcount() > 0)
+      text.append(chunk, static_cast<size_t>(in.gcount()));
+    benchmark::DoNotOptimize(text);
+  }
+  Counters(state, f);
+}
+
+// Where the time goes: the parse into the tape alone (with the copy of the text the document
+// keeps, as DecodeStateFile makes it), and parse + decode of that text.
 void BM_ParseOnly(benchmark::State& state) {
   const Files& f = Written();
-  std::ifstream in(f.with_days, std::ios::binary);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  for (auto _ : state) benchmark::DoNotOptimize(nlohmann::json::parse(text));
+  const std::string text = Text(f.with_days);
+  size_t nodes = 0;
+  for (auto _ : state) {
+    auto doc = JsonDocument::Parse(text);
+    if (!doc.ok()) state.SkipWithError(doc.error().message.c_str());
+    nodes = doc.ok() ? doc->node_count() : 0;
+    benchmark::DoNotOptimize(doc);
+  }
   Counters(state, f);
+  state.counters["tape_values_M"] = static_cast<double>(nodes) / 1e6;
+  state.counters["tape_MB"] = static_cast<double>(nodes * sizeof(JsonDocument::Node)) / 1e6;
 }
 
 void BM_DecodeText(benchmark::State& state) {
   const Files& f = Written();
-  std::ifstream in(f.with_days, std::ios::binary);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = Text(f.with_days);
   for (auto _ : state) benchmark::DoNotOptimize(ledger::DecodeStateFile(text));
   Counters(state, f);
 }
 
+void BM_ParseNlohmannDom(benchmark::State& state) {
+  const Files& f = Written();
+  const std::string text = Text(f.with_days);
+  for (auto _ : state) benchmark::DoNotOptimize(nlohmann::json::parse(text));
+  Counters(state, f);
+}
+
 BENCHMARK(BM_LoadStateFile)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ReadOnly)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ParseOnly)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DecodeText)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ParseNlohmannDom)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_LoadStateFileWithoutDays)->Unit(benchmark::kMillisecond);
+
+// `--peak-rss <path>`: load the state file at `path` and print the process's peak RSS in KiB.
+int PeakRssMain(const char* path) {
+  gpuattr::log::SetLevel(gpuattr::log::Level::kWarn);
+  auto file = ledger::StateFile::Open(path, /*writable=*/false);
+  benchmark::DoNotOptimize(file->Load("scale"));
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  std::printf("%ld\n", usage.ru_maxrss);
+  return 0;
+}
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  if (argc == 3 && std::strcmp(argv[1], "--peak-rss") == 0) return PeakRssMain(argv[2]);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
