@@ -3,14 +3,20 @@
 // ml/train-resnet (one pod, a whole A100 80GB, GPU 2 of gpu-node-1) is observed across twelve
 // 20 s cycles of the fake clock with its memory and utilisation moving. The workload's peak
 // memory is the largest any body showed, its observed time the intervals between cycles, and its
-// recommendation is worked out by hand below.
+// recommendation is worked out by hand below. A Job's pod that appears at cycle 8 on the idle
+// GPU 3 has too little time observed; and a new session on the same state file (a restart)
+// carries the recommendation on.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "gpuattr/ledger/state_file.h"
 #include "gpuattr/rightsizing/recommend.h"
 #include "support/paths.h"
 #include "support/scenario.h"
@@ -55,10 +61,49 @@ std::string BodyOfCycle(const std::string& body, int k) {
   return out;
 }
 
-const rightsizing::WorkloadView* TrainResnet(const model::CycleOutput& out) {
+// `body` with GPU 3 (no pod in the scenario) held by ml/late-eval.
+std::string WithLateEvalOnGpu3(const std::string& body) {
+  std::istringstream in(body);
+  std::string out, line;
+  while (std::getline(in, line)) {
+    if (line.find("{gpu=\"3\"") != std::string::npos && line.find("pod=") == std::string::npos) {
+      const size_t close = line.rfind('}');
+      line.insert(close, ",container=\"eval\",namespace=\"ml\",pod=\"late-eval\"");
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+// The pod of Job ml/late-eval on gpu-node-1, one GPU requested: train-resnet's pod renamed.
+nlohmann::json LateEvalPod(const testing::Scenario& scenario) {
+  for (const nlohmann::json& o : scenario.objects)
+    if (o.value("kind", "") == "Pod" &&
+        o["metadata"].value("name", "") == "train-resnet-7c9f8-abcde") {
+      nlohmann::json pod = o;
+      pod["metadata"]["name"] = "late-eval";
+      pod["metadata"]["uid"] = "5b0e8c1e-0000-4000-8000-00000000e7a1";
+      pod["metadata"]["labels"] = {{"job-name", "late-eval"}};
+      pod["metadata"]["ownerReferences"] = {{{"apiVersion", "batch/v1"},
+                                             {"kind", "Job"},
+                                             {"name", "late-eval"},
+                                             {"uid", "5b0e8c1e-0000-4000-8000-00000000j0b1"},
+                                             {"controller", true}}};
+      return pod;
+    }
+  ADD_FAILURE() << "the basic scenario lost train-resnet's pod";
+  return {};
+}
+
+const rightsizing::WorkloadView* Find(const model::CycleOutput& out,
+                                      const rightsizing::WorkloadId& id) {
   for (const rightsizing::WorkloadView& w : out.rightsizing.workloads)
-    if (w.id == rightsizing::WorkloadId{"ml", "Deployment", "train-resnet"}) return &w;
+    if (w.id == id) return &w;
   return nullptr;
+}
+
+const rightsizing::WorkloadView* TrainResnet(const model::CycleOutput& out) {
+  return Find(out, {"ml", "Deployment", "train-resnet"});
 }
 
 TEST(RightsizingSession, AWorkloadObservedOverChangingBodiesGetsItsRecommendation) {
@@ -70,22 +115,38 @@ TEST(RightsizingSession, AWorkloadObservedOverChangingBodiesGetsItsRecommendatio
   const std::string first = bodies.front();
   bodies.clear();
   for (int k = 0; k < kCycles; ++k) bodies.push_back(BodyOfCycle(first, k));
+  const nlohmann::json late_eval = LateEvalPod(*scenario);
+  const testing::Scenario again = *scenario;
 
-  app::KubeSessionOptions options;
-  options.rightsizing.window_seconds = 3600;
-  options.rightsizing.min_observation_seconds = 200;
-  options.rightsizing.headroom = 0.2;
-  testing::SessionHarness h;
-  ASSERT_TRUE(h.Start(std::move(*scenario), std::move(options)));
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("gpuattr-rs-e2e-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string state_path = (dir / "state.json").string();
+  auto options = [&] {
+    app::KubeSessionOptions o;
+    o.rightsizing.window_seconds = 3600;
+    o.rightsizing.min_observation_seconds = 200;
+    o.rightsizing.headroom = 0.2;
+    o.state_file = ledger::StateFile::Open(state_path, /*writable=*/true);
+    return o;
+  };
+  auto h = std::make_unique<testing::SessionHarness>();
+  ASSERT_TRUE(h->Start(std::move(*scenario), options()));
 
   const rightsizing::WorkloadView* seen = nullptr;
   std::shared_ptr<const testing::SessionCycle> cycle;
   for (int k = 0; k < kCycles; ++k) {
-    if (k > 0) {
-      ASSERT_TRUE(h.WaitForWatches());
-      h.clock.Advance(seconds(20));
+    if (k == 8) {  // ml/late-eval starts, and the exporter sees it on GPU 3
+      ASSERT_TRUE(h->server->Upsert(late_eval).ok());
+      std::vector<std::string> rest;
+      for (int j = k; j < kCycles; ++j) rest.push_back(WithLateEvalOnGpu3(BodyOfCycle(first, j)));
+      h->server->SetExporterBodies("gpu-operator", "nvidia-dcgm-exporter-7xk2p", 9400, rest);
     }
-    cycle = h.Cycle();
+    if (k > 0) {
+      ASSERT_TRUE(h->WaitForWatches());
+      h->clock.Advance(seconds(20));
+    }
+    cycle = h->Cycle();
     ASSERT_TRUE(cycle->up) << k << ": " << (cycle->errors.empty() ? "" : cycle->errors[0]);
     seen = TrainResnet(*cycle->result.output);
     ASSERT_NE(seen, nullptr) << "cycle " << k;
@@ -110,6 +171,31 @@ TEST(RightsizingSession, AWorkloadObservedOverChangingBodiesGetsItsRecommendatio
   EXPECT_EQ(rightsizing::ReasonName(seen->recommendation.reason), "fits_smaller");
   EXPECT_DOUBLE_EQ(seen->gpu_equivalents, 1);
   EXPECT_NEAR(seen->reclaimable_gpu_equivalents, 1 - 2.0 / 7, 1e-12);
+
+  // The late Job: seen from cycle 8 (or 9, when the pod's watch event came after that cycle's
+  // read): at most 60 s observed of the 200 asked for.
+  const rightsizing::WorkloadView* late = Find(*cycle->result.output, {"ml", "Job", "late-eval"});
+  ASSERT_NE(late, nullptr);
+  EXPECT_GT(late->observed_seconds, 0);
+  EXPECT_LE(late->observed_seconds, 60);
+  EXPECT_EQ(late->recommendation.reason, rightsizing::Reason::kInsufficientData);
+  EXPECT_EQ(late->pods, 1u);
+
+  // A restart: a new session on the same state file, 20 s after the last cycle of the first
+  // (its fake clock starts where the first one's did). The observations carry on.
+  h.reset();
+  auto restarted = std::make_unique<testing::SessionHarness>();
+  ASSERT_TRUE(restarted->Start(again, options()));
+  restarted->clock.Advance(seconds(20 * kCycles));
+  auto after = restarted->Cycle();
+  ASSERT_TRUE(after->up) << (after->errors.empty() ? "" : after->errors[0]);
+  const rightsizing::WorkloadView* kept = TrainResnet(*after->result.output);
+  ASSERT_NE(kept, nullptr);
+  EXPECT_DOUBLE_EQ(kept->observed_seconds, 20.0 * kCycles);
+  EXPECT_DOUBLE_EQ(*kept->memory_peak_bytes, 9000 * kMiB);
+  EXPECT_EQ(kept->recommendation.recommended, "2g.20gb");
+  restarted.reset();
+  fs::remove_all(dir);
 }
 
 }  // namespace
