@@ -68,7 +68,7 @@ void DropDepartedPods(std::map<kube::PodId, PodHoursRecord>& records,
 }
 
 // One cycle's keys (cards' "node/uuid", pods' UIDs) and how many of them the last cycle's set
-// held.
+// held (counted for the pods only: the cards always sort).
 struct CycleKeys {
   std::vector<std::string> keys;
   size_t known = 0;
@@ -111,11 +111,8 @@ struct Interval {
 // namespaces and the node's idle, in the counters and in the day's totals.
 void AccrueCard(AccountingState& s, const accounting::CardAccount& c, const std::string& card_key,
                 const std::optional<double>& price, const Interval& in,
-                std::unordered_set<const PodHoursRecord*>& claimed, CycleKeys& cards_now,
-                CycleKeys& pods_now) {
-  const bool card_seen = s.cards.count(card_key) > 0;
-  cards_now.known += card_seen;
-  const bool card_accrues = in.accrues && card_seen;
+                std::unordered_set<const PodHoursRecord*>& claimed, CycleKeys& pods_now) {
+  const bool card_accrues = in.accrues && s.cards.count(card_key) > 0;
   PerBasis idle = c.idle;
   for (const accounting::PodAccount& p : c.pods) {
     bool first = false;
@@ -182,7 +179,7 @@ void Ledger::RecordGpuHours(const std::vector<accounting::CardAccount>& cards,
     const std::optional<double> price = ci < prices.size() ? prices[ci] : std::nullopt;
     if (price) view.card_prices.push_back({c.node, c.gpu, c.uuid, c.model, *price});
     cards_now.keys.push_back(CardKey(c));
-    AccrueCard(s, c, cards_now.keys.back(), price, in, claimed, cards_now, pods_now);
+    AccrueCard(s, c, cards_now.keys.back(), price, in, claimed, pods_now);
   }
   if (in.day) RecordDayLabels(*in.day, namespace_labels);
   KeepDays(s.days, DayOf(now), params_.retention_days);

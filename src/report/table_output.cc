@@ -541,7 +541,7 @@ std::string RightsizingTable(const StatusView& v, const TableOptions& o) {
     const rightsizing::Recommendation& rec = w.recommendation;
     tt.Row(WithCluster(
         v, r.cluster,
-        {T(w.id.namespace_ + "/" + w.id.kind + "/" + w.id.name), Count(w.pods),
+        {T(w.id.Text()), Count(w.pods),
          T(rec.current + (rec.recommended == rec.current ? "" : " -> " + rec.recommended)),
          T(std::string(rightsizing::ReasonName(rec.reason))), K(w.memory_peak_bytes, BytesText),
          K(w.utilization_p95, PercentText), T(DurationText(w.observed_seconds)),
