@@ -236,9 +236,12 @@ RightsizingView Tracker::Record(const attribution::Attribution& attribution,
                                 const kube::ClusterObjects& objects, double now_unix,
                                 const std::vector<std::optional<double>>* device_prices) {
   const double slot_seconds = params_.window_seconds / kSlotsPerWindow;
+  // The interval since the last successful cycle counts for a workload that cycle saw with data
+  // too: one seen for the first time (or again after an unknown cycle) is observed from now on.
+  const std::optional<double> previous = state_.last_cycle_unix;
   double interval = 0;
-  if (state_.last_cycle_unix) {
-    const double dt = now_unix - *state_.last_cycle_unix;
+  if (previous) {
+    const double dt = now_unix - *previous;
     if (dt > 0 && dt <= params_.max_gap_seconds) interval = dt;
   }
   state_.last_cycle_unix = now_unix;
@@ -256,9 +259,11 @@ RightsizingView Tracker::Record(const attribution::Attribution& attribution,
       }
       r.current = *s.largest;
     }
+    // After a start over (slots cleared) the kind is new: observed from now on, too.
+    const bool continued = previous && !r.slots.empty() && r.last_seen_unix == *previous;
     r.last_seen_unix = now_unix;
     WindowSlot& slot = SlotAt(r, now_unix, slot_seconds);
-    slot.observed_seconds += interval;
+    if (continued) slot.observed_seconds += interval;
     MaxInto(slot.peak_memory_bytes, s.peak_memory_bytes);
     for (double u : s.utilization) {
       slot.utilization.Add(u);

@@ -102,9 +102,35 @@ TEST(RightsizingTracker, UnknownCyclesAddNothing) {
   EXPECT_EQ(r.slots, before.workloads.begin()->second.slots);  // no time, no sample
   EXPECT_DOUBLE_EQ(v.workloads[0].observed_seconds, 60);
   EXPECT_EQ(v.workloads[0].pods, 1u);  // still holding its GPU
-  // The next known cycle adds its own interval only (60 s), not the unknown one's.
+  // Nor does the interval after it (half of it unknown): the workload is observed again from
+  // the next known cycle on, and the one after adds its 60 s.
   const RightsizingView after = t.Record(known.attribution, known.objects, kT0 + 180);
-  EXPECT_DOUBLE_EQ(after.workloads[0].observed_seconds, 120);
+  EXPECT_DOUBLE_EQ(after.workloads[0].observed_seconds, 60);
+  size_t samples = 0;  // its sample counts: three known cycles
+  for (const WindowSlot& slot : t.state().workloads.begin()->second.slots)
+    samples += slot.utilization.count();
+  EXPECT_EQ(samples, 3u);
+  const RightsizingView later = t.Record(known.attribution, known.objects, kT0 + 240);
+  EXPECT_DOUBLE_EQ(later.workloads[0].observed_seconds, 120);
+}
+
+TEST(RightsizingTracker, AWorkloadIsObservedFromItsFirstCycleOn) {
+  Cluster before;
+  before.AddWholePod(DeploymentPod("chat-abc12-a", "chat"), 10e9, 0.05);
+  Cluster both = before;
+  both.AddWholePod(DeploymentPod("eval-def34-b", "eval"), 20e9, 0.5);
+  Tracker t(Params());
+  t.Record(before.attribution, before.objects, kT0);
+  // eval appears 60 s later: the interval before its first cycle is nobody's observation.
+  RightsizingView v = t.Record(both.attribution, both.objects, kT0 + 60);
+  ASSERT_EQ(v.workloads.size(), 2u);
+  EXPECT_EQ(v.workloads[0].id.name, "chat");
+  EXPECT_DOUBLE_EQ(v.workloads[0].observed_seconds, 60);
+  EXPECT_EQ(v.workloads[1].id.name, "eval");
+  EXPECT_DOUBLE_EQ(v.workloads[1].observed_seconds, 0);
+  v = t.Record(both.attribution, both.objects, kT0 + 120);
+  EXPECT_DOUBLE_EQ(v.workloads[0].observed_seconds, 120);
+  EXPECT_DOUBLE_EQ(v.workloads[1].observed_seconds, 60);
 }
 
 TEST(RightsizingTracker, LongGapAddsNoTime) {
@@ -197,7 +223,7 @@ TEST(RightsizingTracker, AnotherKindStartsOver) {
   const RightsizingView v = t.Record(slice.attribution, slice.objects, kT0 + 120);
   EXPECT_EQ(v.workloads[0].recommendation.current, "1g.10gb");
   EXPECT_DOUBLE_EQ(*v.workloads[0].memory_peak_bytes, 4e9);
-  EXPECT_DOUBLE_EQ(v.workloads[0].observed_seconds, 60);
+  EXPECT_DOUBLE_EQ(v.workloads[0].observed_seconds, 0);  // the slice is observed from now on
   EXPECT_NEAR(v.workloads[0].gpu_equivalents, 1.0 / 7, 1e-12);
 }
 
