@@ -342,6 +342,14 @@ TEST(RightsizingDaemon, TheRecommendationOverChangingBodiesIsServedOnMetricsAndS
   ASSERT_TRUE(Value(early, "gpuattr_workload_recommendation",
                     {"workload=\"train-resnet\"", "reason=\"insufficient_data\""}))
       << daemon->Log();
+  // A Job's pod starts now on the idle GPU 3 (its watch event, and the bodies from the third on
+  // naming it): it is observed from its first cycle on, short of the 8 s when train-resnet has
+  // them.
+  const nlohmann::json late_eval = LateEvalPod(server.scenario());
+  ASSERT_TRUE(server.Upsert(late_eval).ok());
+  std::vector<std::string> rest;
+  for (int k = 2; k < kCycles; ++k) rest.push_back(WithLateEvalOnGpu3(BodyOfCycle(first, k)));
+  server.SetExporterBodies("gpu-operator", "nvidia-dcgm-exporter-7xk2p", 9400, rest);
   // Observed time grows with the cycles: from one scrape to a later one by the time between
   // their cycles (gpuattr_last_cycle_timestamp_seconds), every interval being under the ledger's
   // gap.
@@ -373,6 +381,11 @@ TEST(RightsizingDaemon, TheRecommendationOverChangingBodiesIsServedOnMetricsAndS
   EXPECT_NEAR(Value(done, "gpuattr_workload_utilization_p95_ratio", kTrainResnet).value_or(-1),
               0.22, 0.22 * 0.02);
   EXPECT_EQ(Value(done, "gpuattr_workload_pods", kTrainResnet), 1.0);
+  const std::vector<std::string> late = {"workload_kind=\"Job\"", "workload=\"late-eval\""};
+  EXPECT_LT(Value(done, "gpuattr_workload_observed_seconds", late).value_or(99), 8);
+  std::vector<std::string> late_insufficient = late;
+  late_insufficient.push_back("reason=\"insufficient_data\"");
+  EXPECT_EQ(Value(done, "gpuattr_workload_recommendation", late_insufficient), 1.0);
   EXPECT_EQ(Value(done, "gpuattr_workload_gpu_equivalents", kTrainResnet), 1.0);
   EXPECT_NEAR(
       Value(done, "gpuattr_workload_reclaimable_gpu_equivalents", kTrainResnet).value_or(-1),
