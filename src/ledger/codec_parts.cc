@@ -117,9 +117,8 @@ GpuHours GetGpuHours(const JsonValue& j, const std::string& where) {
   return g;
 }
 
-std::set<std::string> GetStrings(const JsonValue& j, std::string_view key,
-                                 const std::string& where) {
-  std::set<std::string> out;
+KeySet GetStrings(const JsonValue& j, std::string_view key, const std::string& where) {
+  KeySet out;
   size_t i = 0;
   for (const JsonValue& e : GetArray(j, key, where).Elements()) {
     if (!e.is_string())
@@ -143,7 +142,7 @@ void EncodeGpuHours(PrettyJson& j, const GpuHours& g) {
   EncodePerBasis(j, "hours", g.hours);
 }
 
-void EncodeStrings(PrettyJson& j, const char* key, const std::set<std::string>& strings) {
+void EncodeStrings(PrettyJson& j, const char* key, const KeySet& strings) {
   j.Key(key);
   j.Open('[');
   for (const std::string& s : strings) {

@@ -45,8 +45,7 @@ JsonValue GetArray(const JsonValue& j, std::string_view key,
 accounting::PerBasis GetPerBasis(const JsonValue& j, std::string_view key,
                                  const std::string& where);
 GpuHours GetGpuHours(const JsonValue& j, const std::string& where);
-std::set<std::string> GetStrings(const JsonValue& j, std::string_view key,
-                                 const std::string& where);
+KeySet GetStrings(const JsonValue& j, std::string_view key, const std::string& where);
 
 // Writes what nlohmann's json::dump(1, ' ', false, error_handler_t::replace) writes for the same
 // document, member by member, without building the document (16,000 pods made a DOM of ~26 MB):
@@ -121,7 +120,7 @@ class PrettyJson {
 
 void EncodePerBasis(PrettyJson& j, const char* key, const accounting::PerBasis& v);
 void EncodeGpuHours(PrettyJson& j, const GpuHours& g);
-void EncodeStrings(PrettyJson& j, const char* key, const std::set<std::string>& strings);
+void EncodeStrings(PrettyJson& j, const char* key, const KeySet& strings);
 
 // The accounting's "days" (docs/accounting.md#daily-totals), and back.
 void EncodeDays(PrettyJson& j, const std::map<UtcDay, DayTotals>& days);

@@ -2,7 +2,10 @@
 // shares over the interval since the previous successful cycle, for the cards and pods that
 // cycle saw too. Pods that leave keep what they accrued in their namespace, as energy does.
 #include <algorithm>
+#include <deque>
 #include <iterator>
+#include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "gpuattr/ledger/daily.h"
@@ -17,8 +20,6 @@ using accounting::PerBasis;
 std::string CardKey(const accounting::CardAccount& c) {
   return c.node + "/" + (c.uuid.empty() ? c.gpu : c.uuid);
 }
-
-std::string PodKey(const accounting::PodAccount& p) { return p.uid.empty() ? p.pod.Text() : p.uid; }
 
 // Adds `value` × `hours` GPU-hours (and their cost at `price`, when priced) to `into`.
 void Accrue(GpuHours& into, const PerBasis& value, double hours,
@@ -67,25 +68,40 @@ void DropDepartedPods(std::map<kube::PodId, PodHoursRecord>& records,
   });
 }
 
-// One cycle's keys (cards' "node/uuid", pods' UIDs) and how many of them the last cycle's set
-// held (counted for the pods only: the cards always sort).
+// One cycle's keys (cards' "node/uuid", pods' UIDs) as views, and how many of them the last
+// cycle's set held (counted for the pods only: the cards always sort). A view is of a string the
+// cycle's cards hold (a pod's UID) or of one kept in `owned` (built keys): 16,000 UIDs a cycle
+// are not copied unless the set changes (docs/performance.md).
 struct CycleKeys {
-  std::vector<std::string> keys;
+  std::vector<std::string_view> keys;
+  std::deque<std::string> owned;  // a deque: views of its strings stay valid as it grows
   size_t known = 0;
+  std::string_view Own(std::string key) { return owned.emplace_back(std::move(key)); }
 };
+
+// A pod's key: its UID, else "namespace/name".
+std::string_view PodKey(const accounting::PodAccount& p, CycleKeys& keys) {
+  return p.uid.empty() ? keys.Own(p.pod.Text()) : std::string_view(p.uid);
+}
 
 // The cycle's keys as the set, reusing `set` when it holds the same strings already: when the
 // keys are `distinct`, every one of them was known and there are as many, nothing changed (the
 // steady state: no sort, no new set).
-void AssignSorted(std::set<std::string>& set, CycleKeys&& cycle, bool distinct) {
-  std::vector<std::string>& now = cycle.keys;
+void AssignSorted(KeySet& set, CycleKeys&& cycle, bool distinct) {
+  std::vector<std::string_view>& now = cycle.keys;
   if (distinct && cycle.known == now.size() && now.size() == set.size()) return;
   std::sort(now.begin(), now.end());
   now.erase(std::unique(now.begin(), now.end()), now.end());
   if (set.size() == now.size() && std::equal(now.begin(), now.end(), set.begin())) return;
-  set = std::set<std::string>(std::make_move_iterator(now.begin()),
-                              std::make_move_iterator(now.end()));
+  set = KeySet(now.begin(), now.end());
 }
+
+// A namespace's counters this cycle, found once per namespace rather than once per pod.
+struct NamespaceCounters {
+  NamespaceHoursRecord* total = nullptr;
+  GpuHours* day = nullptr;
+};
+using NamespacesSeen = std::unordered_map<std::string_view, NamespaceCounters>;
 
 template <typename Record>
 void ForgetStale(std::map<std::string, Record>& records, double now, double retention) {
@@ -109,22 +125,28 @@ struct Interval {
 
 // One card's shares over the interval: to its pods (this cycle's records in `pods`), their
 // namespaces and the node's idle, in the counters and in the day's totals.
-void AccrueCard(AccountingState& s, const accounting::CardAccount& c, const std::string& card_key,
+void AccrueCard(AccountingState& s, const accounting::CardAccount& c, std::string_view card_key,
                 const std::optional<double>& price, const Interval& in,
-                std::unordered_set<const PodHoursRecord*>& claimed, CycleKeys& pods_now) {
-  const bool card_accrues = in.accrues && s.cards.count(card_key) > 0;
+                std::unordered_set<const PodHoursRecord*>& claimed, CycleKeys& pods_now,
+                NamespacesSeen& namespaces) {
+  const bool card_accrues = in.accrues && s.cards.find(card_key) != s.cards.end();
   PerBasis idle = c.idle;
   for (const accounting::PodAccount& p : c.pods) {
     bool first = false;
     PodHoursRecord& rec = ClaimPod(s.pod_hours, claimed, p, c.node, first);
-    std::string key = PodKey(p);
-    const bool pod_seen = s.pods.count(key) > 0;
+    const std::string_view key = PodKey(p, pods_now);
+    const bool pod_seen = s.pods.find(key) != s.pods.end();
     if (first) {  // one key per pod, however many cards it is on
       pods_now.known += pod_seen;
-      pods_now.keys.push_back(std::move(key));
+      pods_now.keys.push_back(key);
     }
-    NamespaceHoursRecord& ns = s.namespace_hours[p.pod.namespace_];
-    GpuHours& day = in.day->namespaces[p.pod.namespace_].total;
+    NamespaceCounters& counters = namespaces[p.pod.namespace_];
+    if (counters.total == nullptr) {
+      counters.total = &s.namespace_hours[p.pod.namespace_];
+      counters.day = &in.day->namespaces[p.pod.namespace_].total;
+    }
+    NamespaceHoursRecord& ns = *counters.total;
+    GpuHours& day = *counters.day;
     ns.last_seen_unix = in.now;
     if (card_accrues && pod_seen) {
       Accrue(rec.total, p.value, in.hours, price);
@@ -174,12 +196,13 @@ void Ledger::RecordGpuHours(const std::vector<accounting::CardAccount>& cards,
   pods_now.keys.reserve(s.pod_hours.size());
   std::unordered_set<const PodHoursRecord*> claimed;
   claimed.reserve(s.pod_hours.size());
+  NamespacesSeen namespaces;
   for (size_t ci = 0; ci < cards.size(); ++ci) {
     const accounting::CardAccount& c = cards[ci];
     const std::optional<double> price = ci < prices.size() ? prices[ci] : std::nullopt;
     if (price) view.card_prices.push_back({c.node, c.gpu, c.uuid, c.model, *price});
-    cards_now.keys.push_back(CardKey(c));
-    AccrueCard(s, c, cards_now.keys.back(), price, in, claimed, pods_now);
+    cards_now.keys.push_back(cards_now.Own(CardKey(c)));
+    AccrueCard(s, c, cards_now.keys.back(), price, in, claimed, pods_now, namespaces);
   }
   if (in.day) RecordDayLabels(*in.day, namespace_labels);
   KeepDays(s.days, DayOf(now), params_.retention_days);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -88,13 +89,16 @@ struct DayTotals {
 // Days since 1970-01-01 UTC: the key of the daily totals.
 using UtcDay = int64_t;
 
+// Keys looked up by view (heterogeneous): a cycle finds 16,000 pods' UIDs without copying them.
+using KeySet = std::set<std::string, std::less<>>;
+
 struct AccountingState {
   // The last successful cycle accounted, and the cards and pods it saw: the next successful
   // cycle accrues over the interval since, for those only. Absent after a failed cycle.
   std::optional<double> last_unix;
-  std::set<std::string> cards;  // "node/uuid" (else "node/gpu")
-  std::set<std::string> pods;   // UID (else "namespace/name")
-  std::string currency;         // of the cost counters; empty until a price applied
+  KeySet cards;          // "node/uuid" (else "node/gpu")
+  KeySet pods;           // UID (else "namespace/name")
+  std::string currency;  // of the cost counters; empty until a price applied
   std::map<kube::PodId, PodHoursRecord> pod_hours;
   std::map<std::string, NamespaceHoursRecord> namespace_hours;
   std::map<std::string, NodeIdleRecord> node_idle;
