@@ -1,19 +1,16 @@
 #include "gpuattr/app/process.h"
 
-#include <sys/prctl.h>
-
-#include <cerrno>
-#include <cstring>
 #include <string_view>
+
+#include "gpuattr/util/platform.h"
 
 namespace gpuattr::app {
 
 Status KeepSecretsOutOfCoreDumps(bool allow_core_dumps) {
   if (allow_core_dumps) return Status::Ok();
-  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
-    return MakeError(
-        ErrorCode::kInternal,
-        std::string("cannot turn core dumps off (prctl PR_SET_DUMPABLE): ") + std::strerror(errno));
+  Status s = platform::ForbidCoreDumps();
+  if (!s.ok())
+    return MakeError(ErrorCode::kInternal, "cannot turn core dumps off (" + s.message() + ")");
   return Status::Ok();
 }
 

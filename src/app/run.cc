@@ -13,12 +13,12 @@
 #include <ostream>
 #include <thread>
 
-#include "gpuattr/app/memory.h"
 #include "gpuattr/app/shutdown.h"
 #include "gpuattr/metrics/families.h"
 #include "gpuattr/report/namespace_filter.h"
 #include "gpuattr/report/outputs.h"
 #include "gpuattr/util/log.h"
+#include "gpuattr/util/platform.h"
 #include "gpuattr/util/strings.h"
 
 namespace gpuattr::app {
@@ -183,7 +183,7 @@ std::shared_ptr<const model::Snapshot> CycleLoop::RunOnce() {
   for (auto& w : workers) w.join();
   // What the cycles freed (bodies, readings, the stages' work) goes back before the rendering:
   // the peak RSS is reached while rendering, next to the previous exposition.
-  ReleaseFreeMemory();
+  platform::ReleaseFreeMemory();
 
   const double now = UnixSeconds(clock_.WallNow());
   std::lock_guard<std::mutex> lock(mu_);
@@ -195,7 +195,7 @@ std::shared_ptr<const model::Snapshot> CycleLoop::RunOnce() {
   }
   auto snap = PublishLocked(now);
   results.clear();
-  ReleaseFreeMemory();  // the previous output and exposition
+  platform::ReleaseFreeMemory();  // the previous output and exposition
   return snap;
 }
 
@@ -210,7 +210,7 @@ void CycleLoop::ClusterLoop(size_t i, std::chrono::milliseconds interval) {
     // A cycle that finished while a reload waits is published: its sessions were not cancelled.
     // What the cycle freed (bodies, readings, the stages' work) goes back before the rendering:
     // the peak RSS is reached while rendering, next to the previous exposition.
-    ReleaseFreeMemory();
+    platform::ReleaseFreeMemory();
     {
       std::lock_guard<std::mutex> lock(mu_);
       const double now = UnixSeconds(clock_.WallNow());
@@ -220,7 +220,7 @@ void CycleLoop::ClusterLoop(size_t i, std::chrono::milliseconds interval) {
       if (DropStale(c, now, Seconds(options_.stale_after))) LogDropped(c, options_.stale_after);
       PublishLocked(now);
     }
-    ReleaseFreeMemory();  // the previous output and exposition
+    platform::ReleaseFreeMemory();  // the previous output and exposition
     const auto next = start + interval;
     const auto now = clock_.Now();
     if (now >= next) {
@@ -300,7 +300,7 @@ int Run(const Config& config, const SessionFactory& factory, std::ostream& out, 
         const ConfigLoader& reload) {
   log::SetLevel(config.log_level);
   log::SetLineFormat(config.log_format);
-  TuneAllocator();
+  platform::TuneAllocator();
   Shutdown& shutdown = Shutdown::Instance();
   if (Status s = shutdown.Install(); !s) {
     err << "gpuattr: " << s.message() << "\n";

@@ -1,6 +1,5 @@
 #include "gpuattr/app/shutdown.h"
 
-#include <fcntl.h>
 #include <poll.h>
 #include <unistd.h>
 
@@ -9,6 +8,9 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <utility>
+
+#include "gpuattr/util/platform.h"
 
 namespace gpuattr::app {
 namespace {
@@ -16,15 +18,12 @@ namespace {
 std::atomic<bool> g_requested{false};
 std::atomic<bool> g_reload{false};
 std::atomic<int> g_signals{0};
-int g_pipe[2] = {-1, -1};
+platform::Waker g_waker;  // eventfd or self-pipe: Wake() is async-signal-safe
 struct sigaction g_old_int, g_old_term, g_old_hup;
 bool g_hup_installed = false;
 
 void WakeUp() {
-  if (g_pipe[1] < 0) return;
-  char b = 1;
-  ssize_t n = write(g_pipe[1], &b, 1);  // non-blocking; a full pipe is already "awake"
-  (void)n;
+  if (g_waker.fd() >= 0) g_waker.Wake();
 }
 
 extern "C" void OnSignal(int sig) {
@@ -42,19 +41,19 @@ extern "C" void OnHangup(int) {
   errno = saved;
 }
 
-// Empties the self-pipe (a reload's byte), unless a shutdown's byte must stay in it.
+// Empties the waker (a reload's wake-up), unless a shutdown's must stay in it.
 void DrainPipe() {
-  if (g_pipe[0] < 0 || g_requested.load()) return;
-  char buf[64];
-  while (read(g_pipe[0], buf, sizeof buf) > 0) {
-  }
+  if (g_waker.fd() < 0 || g_requested.load()) return;
+  g_waker.Drain();
 }
 
 Status EnsurePipe() {
-  if (g_pipe[0] >= 0) return Status::Ok();
-  if (pipe2(g_pipe, O_NONBLOCK | O_CLOEXEC) != 0)
+  if (g_waker.fd() >= 0) return Status::Ok();
+  auto waker = platform::Waker::Open();
+  if (!waker.ok())
     return MakeError(ErrorCode::kInternal,
-                     std::string("cannot create the shutdown pipe: ") + std::strerror(errno));
+                     "cannot create the shutdown pipe: " + waker.error().message);
+  g_waker = std::move(*waker);
   return Status::Ok();
 }
 
@@ -125,13 +124,13 @@ void Shutdown::Request() {
 
 bool Shutdown::WaitFor(std::chrono::milliseconds timeout) const {
   if (Requested()) return true;
-  if (g_pipe[0] < 0) {  // not installed: plain sleep in short slices
+  if (g_waker.fd() < 0) {  // not installed: plain sleep in short slices
     auto end = std::chrono::steady_clock::now() + timeout;
     while (!Requested() && !ReloadRequested() && std::chrono::steady_clock::now() < end)
       usleep(10'000);
     return Requested();
   }
-  // The byte stays in the pipe, so every later wait also returns at once. Loop over EINTR from
+  // The wake-up stays until drained, so every later wait also returns at once. Loop over EINTR from
   // unrelated signals so that a wait is never cut short without a request.
   auto end = std::chrono::steady_clock::now() + timeout;
   while (!Requested() && !ReloadRequested()) {
@@ -140,7 +139,7 @@ bool Shutdown::WaitFor(std::chrono::milliseconds timeout) const {
                     .count();
     if (left <= 0) break;
     struct pollfd p {
-      g_pipe[0], POLLIN, 0
+      g_waker.fd(), POLLIN, 0
     };
     poll(&p, 1, static_cast<int>(std::min<long long>(left, 1'000'000)));
   }
@@ -151,10 +150,7 @@ void Shutdown::Reset() {
   g_requested.store(false);
   g_reload.store(false);
   g_signals.store(0);
-  if (g_pipe[0] < 0) return;
-  char buf[64];
-  while (read(g_pipe[0], buf, sizeof buf) > 0) {
-  }
+  if (g_waker.fd() >= 0) g_waker.Drain();
 }
 
 }  // namespace gpuattr::app

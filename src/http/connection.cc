@@ -107,7 +107,7 @@ void MetricsServer::Impl::Loop() {
     Steady::time_point now = Steady::now();
     fds.clear();
     polled.clear();
-    fds.push_back({wake_fd, POLLIN, 0});
+    fds.push_back({waker.fd(), POLLIN, 0});
     const size_t slots = opt.limits.max_connections + opt.limits.health_connections;
     const bool room = Live() < slots || std::any_of(conns.begin(), conns.end(), [](const auto& c) {
                         return !c->dead && c->phase == Phase::kReading;
@@ -156,8 +156,7 @@ void MetricsServer::Impl::Loop() {
 }
 
 void MetricsServer::Impl::TakeDone(Steady::time_point now) {
-  uint64_t count;
-  [[maybe_unused]] ssize_t rc = ::read(wake_fd, &count, sizeof count);
+  waker.Drain();
   std::deque<Done> finished;
   {
     std::lock_guard<std::mutex> lock(mu);
@@ -200,15 +199,15 @@ void MetricsServer::Impl::Accept(Steady::time_point now) {
     // Every slot taken and none to free: new connections wait in the listen backlog.
     if (live >= slots && !OldestReader()) return;
     sockaddr_storage from{};
-    socklen_t from_len = sizeof from;
-    int fd = ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&from), &from_len,
-                       SOCK_NONBLOCK | SOCK_CLOEXEC);
+    const platform::Accepted accepted = platform::Accept(listen_fd, from);
+    const int fd = accepted.fd;
     if (fd < 0) {
-      if (errno == EINTR || errno == ECONNABORTED) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      const int err = accepted.error;
+      if (err == EINTR || err == ECONNABORTED) continue;
+      if (err != EAGAIN && err != EWOULDBLOCK) {
         // Out of descriptors or memory: the pending connection stays in the backlog; retry
         // shortly instead of spinning on a listen socket that stays readable.
-        log::Warn("cannot accept a connection", {{"err", std::strerror(errno)}});
+        log::Warn("cannot accept a connection", {{"err", std::strerror(err)}});
         accept_paused_until = now + std::chrono::milliseconds(100);
       }
       return;
@@ -446,7 +445,7 @@ void MetricsServer::Impl::Write(Conn& c, Steady::time_point now) {
     msghdr msg{};
     msg.msg_iov = iov;
     msg.msg_iovlen = static_cast<size_t>(count);
-    ssize_t rc = ::sendmsg(c.fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t rc = ::sendmsg(c.fd, &msg, platform::kSendNoSignal | MSG_DONTWAIT);
     if (rc >= 0) {
       Sent(c, static_cast<size_t>(rc));
       budget -= std::min(budget, static_cast<size_t>(rc));

@@ -3,7 +3,6 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -11,6 +10,7 @@
 #include <cstring>
 
 #include "gpuattr/util/log.h"
+#include "gpuattr/util/platform.h"
 #include "server_impl.h"
 
 namespace gpuattr::http {
@@ -34,9 +34,8 @@ bool IsLoopback(const sockaddr_storage& a) {
   return false;
 }
 
-Error CannotListen(const std::string& host, int port, int err) {
-  return MakeError(ErrorCode::kUnavailable,
-                   "cannot listen on " + Address(host, port) + ": " + std::strerror(err));
+Error CannotListen(const std::string& host, int port, const std::string& why) {
+  return MakeError(ErrorCode::kUnavailable, "cannot listen on " + Address(host, port) + ": " + why);
 }
 
 // A non-blocking socket listening on the first address of host:port that binds.
@@ -50,27 +49,29 @@ Result<int> Listen(const std::string& host, int port) {
   if (int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &found); rc != 0)
     return MakeError(ErrorCode::kUnavailable,
                      "cannot listen on " + Address(host, port) + ": " + ::gai_strerror(rc));
-  int err = 0;
+  std::string why;  // of the last address that failed
   int listen_fd = -1;
   for (addrinfo* a = found; a && listen_fd < 0; a = a->ai_next) {
-    int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
-    if (fd < 0) {
-      err = errno;
+    auto socket = platform::OpenSocket(a->ai_family, a->ai_socktype, a->ai_protocol);
+    if (!socket.ok()) {
+      why = socket.error().message;
       continue;
     }
+    const int fd = *socket;
     // SO_REUSEADDR for a quick restart; never SO_REUSEPORT, which would let a second gpuattr
     // bind the same port and silently share the traffic.
     int yes = 1;
     ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
     if (::bind(fd, a->ai_addr, a->ai_addrlen) != 0 || ::listen(fd, SOMAXCONN) != 0) {
-      err = errno;
+      why = std::strerror(errno);
       ::close(fd);
       continue;
     }
     listen_fd = fd;
   }
   ::freeaddrinfo(found);
-  if (listen_fd < 0) return CannotListen(host, port, err ? err : EADDRNOTAVAIL);
+  if (listen_fd < 0)
+    return CannotListen(host, port, why.empty() ? std::strerror(EADDRNOTAVAIL) : why);
   return listen_fd;
 }
 
@@ -88,13 +89,9 @@ std::optional<std::string> ExposureWarning(bool loopback, bool tls, bool authent
 
 MetricsServer::Impl::~Impl() {
   if (listen_fd >= 0) ::close(listen_fd);
-  if (wake_fd >= 0) ::close(wake_fd);
 }
 
-void MetricsServer::Impl::Wake() {
-  uint64_t one = 1;
-  [[maybe_unused]] ssize_t rc = ::write(wake_fd, &one, sizeof one);
-}
+void MetricsServer::Impl::Wake() { waker.Wake(); }
 
 void MetricsServer::Impl::Work() {
   while (true) {
@@ -220,14 +217,14 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(
   sockaddr_storage bound{};
   socklen_t len = sizeof bound;
   if (::getsockname(impl->listen_fd, reinterpret_cast<sockaddr*>(&bound), &len) != 0)
-    return CannotListen(opt.host, opt.port, errno);
+    return CannotListen(opt.host, opt.port, std::strerror(errno));
   impl->port =
       ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<const sockaddr_in6&>(bound).sin6_port
                                         : reinterpret_cast<const sockaddr_in&>(bound).sin_port);
   impl->loopback = IsLoopback(bound);
-  impl->wake_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (impl->wake_fd < 0)
-    return MakeError(ErrorCode::kInternal, std::string("eventfd: ") + std::strerror(errno));
+  auto waker = platform::Waker::Open();
+  if (!waker.ok()) return waker.error();
+  impl->waker = std::move(*waker);
 
   const bool verified_clients =
       opt.tls && opt.tls->client_auth == ClientAuth::kRequireAndVerifyClientCert;

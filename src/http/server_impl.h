@@ -21,6 +21,7 @@
 
 #include "gpuattr/http/http_routes.h"
 #include "gpuattr/http/server.h"
+#include "gpuattr/util/platform.h"
 
 namespace gpuattr::http {
 
@@ -92,7 +93,7 @@ struct MetricsServer::Impl {
   std::shared_ptr<RefusalCounters> refusals;  // never null once started
   RouteContext routes;
   int listen_fd = -1;
-  int wake_fd = -1;
+  platform::Waker waker;  // Wake(): out of the loop's poll
   bool loopback = false;
   int port = 0;
 

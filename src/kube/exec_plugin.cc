@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "gpuattr/util/log.h"
+#include "gpuattr/util/platform.h"
 #include "gpuattr/util/strings.h"
 
 extern char** environ;
@@ -404,28 +405,31 @@ Result<Child> StartPlugin(const std::string& exe, const ExecPluginRun& run,
   for (const auto& a : run.config.args) arg_strings.push_back(a);
   std::vector<char*> argv = NullTerminated(arg_strings);
 
-  int out_pipe[2], err_pipe[2];
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
-    return MakeError(ErrorCode::kInternal, who + ": pipe: " + std::strerror(errno));
-  }
-  if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
-    int saved = errno;
-    ::close(out_pipe[0]);
-    ::close(out_pipe[1]);
-    return MakeError(ErrorCode::kInternal, who + ": pipe: " + std::strerror(saved));
+  auto out_pipe = platform::OpenPipe(false);
+  if (!out_pipe.ok()) return MakeError(ErrorCode::kInternal, who + ": " + out_pipe.error().message);
+  auto err_pipe = platform::OpenPipe(false);
+  if (!err_pipe.ok()) {
+    ::close(out_pipe->read_fd);
+    ::close(out_pipe->write_fd);
+    return MakeError(ErrorCode::kInternal, who + ": " + err_pipe.error().message);
   }
   Child child;
-  int rc = Spawn(exe, argv.data(), envp.data(), out_pipe[1], err_pipe[1], child.pid);
-  ::close(out_pipe[1]);
-  ::close(err_pipe[1]);
+  int rc = 0;
+  {
+    // Off Linux, no descriptor may be on its way to close-on-exec while the child starts.
+    auto lock = platform::LockForSpawn();
+    rc = Spawn(exe, argv.data(), envp.data(), out_pipe->write_fd, err_pipe->write_fd, child.pid);
+  }
+  ::close(out_pipe->write_fd);
+  ::close(err_pipe->write_fd);
   if (rc != 0) {
-    ::close(out_pipe[0]);
-    ::close(err_pipe[0]);
+    ::close(out_pipe->read_fd);
+    ::close(err_pipe->read_fd);
     return MakeError(ErrorCode::kUnauthenticated,
                      who + ": cannot start " + exe + ": " + std::strerror(rc));
   }
-  child.out_fd = out_pipe[0];
-  child.err_fd = err_pipe[0];
+  child.out_fd = out_pipe->read_fd;
+  child.err_fd = err_pipe->read_fd;
   return child;
 }
 

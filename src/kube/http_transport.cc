@@ -21,6 +21,7 @@
 #include "gpuattr/kube/credentials.h"
 #include "gpuattr/kube/tls.h"
 #include "gpuattr/util/log.h"
+#include "gpuattr/util/platform.h"
 #include "gpuattr/util/strings.h"
 
 namespace gpuattr::kube {
@@ -45,8 +46,9 @@ std::string DiagnoseConnect(const std::string& host, int port) {
   if (rc != 0) return "cannot resolve host " + Quote(host) + ": " + gai_strerror(rc);
   std::string why = "connection failed";
   if (res) {
-    int fd = ::socket(res->ai_family, res->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd >= 0) {
+    auto socket = platform::OpenSocket(res->ai_family, res->ai_socktype, 0);
+    if (socket.ok()) {
+      const int fd = *socket;
       int err = 0;
       if (::connect(fd, res->ai_addr, res->ai_addrlen) != 0) {
         err = errno;

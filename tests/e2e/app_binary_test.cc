@@ -17,6 +17,7 @@
 
 #include "gpuattr/build_info.h"
 #include "gpuattr/metrics/families.h"
+#include "support/paths.h"
 #include "support/subprocess.h"
 #include "test_paths.h"
 
@@ -31,7 +32,7 @@ using ::testing::StartsWith;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-const std::string kBinary = GPUATTR_BINARY_DIR "/gpuattr";
+const std::string kBinary = gpuattr::testing::DaemonBinary();
 
 std::string Slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

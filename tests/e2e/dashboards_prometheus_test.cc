@@ -164,14 +164,13 @@ class DashboardsAgainstPrometheus : public ::testing::Test {
         return Fail("kubeconfig: " + s.error().message);
 
       gpuattr = std::make_unique<Child>(
-          std::vector<std::string>{GPUATTR_BINARY_DIR "/gpuattr", "--kubeconfig",
-                                   (dir / "kubeconfig").string(), "--context", kCluster,
-                                   // prices: the Chargeback dashboard's cost panels have data
-                                   "--config.file",
-                                   FixturePath("configs/demo-prices.yaml").string(),
-                                   "--web.listen-address", "127.0.0.1:0", "--interval", "1s",
-                                   // never the user's real state file
-                                   "--state.file", (dir / "state.json").string()},
+          std::vector<std::string>{
+              DaemonBinary(), "--kubeconfig", (dir / "kubeconfig").string(), "--context", kCluster,
+              // prices: the Chargeback dashboard's cost panels have data
+              "--config.file", FixturePath("configs/demo-prices.yaml").string(),
+              "--web.listen-address", "127.0.0.1:0", "--interval", "1s",
+              // never the user's real state file
+              "--state.file", (dir / "state.json").string()},
           dir / "gpuattr.log");
       if (!gpuattr->started()) return Fail("cannot start gpuattr");
       const std::regex serving("msg=serving address=127\\.0\\.0\\.1:([0-9]+)");

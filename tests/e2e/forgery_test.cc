@@ -33,7 +33,7 @@ using namespace std::chrono_literals;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-constexpr char kBinary[] = GPUATTR_BINARY_DIR "/gpuattr";
+const std::string kBinary = DaemonBinary();
 constexpr long kMaxRssKiB = 150 * 1024;
 
 void Replace(std::string& text, const std::string& from, const std::string& to) {

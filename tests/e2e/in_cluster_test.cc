@@ -26,7 +26,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using namespace std::chrono_literals;
 
-const std::string kBinary = GPUATTR_BINARY_DIR "/gpuattr";
+const std::string kBinary = DaemonBinary();
 constexpr char kUserOne[] = "system:serviceaccount:gpuattr:gpuattr#1";
 constexpr char kUserTwo[] = "system:serviceaccount:gpuattr:gpuattr#2";
 

@@ -144,9 +144,9 @@ TEST_F(InferenceSession, OnceBinaryPrintsTheGaugesAndNoRate) {
   o.context = "lab";
   ASSERT_TRUE(server_->WriteKubeconfig(kc, o).ok());
   const fs::path out = dir_ / "once.txt", err = dir_ / "once-err.txt";
-  const std::string cmd = "timeout 60 " GPUATTR_BINARY_DIR
-                          "/gpuattr --once --log.level warn --kubeconfig " +
-                          kc.string() + " --context lab >" + out.string() + " 2>" + err.string();
+  const std::string cmd = "timeout 60 " + testing::DaemonBinary() +
+                          " --once --log.level warn --kubeconfig " + kc.string() +
+                          " --context lab >" + out.string() + " 2>" + err.string();
   const int status = std::system(cmd.c_str());
   ASSERT_TRUE(WIFEXITED(status));
   ASSERT_EQ(WEXITSTATUS(status), 0) << testing::ReadFile(err);

@@ -30,7 +30,7 @@ class KubectlPluginE2e : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("gpuattr-kubectl-plugin-" + std::to_string(getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "bin");
-    fs::create_symlink(GPUATTR_BINARY_DIR "/gpuattr", dir_ / "bin/kubectl-gpuattr");
+    fs::create_symlink(DaemonBinary(), dir_ / "bin/kubectl-gpuattr");
     auto scenario = LoadScenario(FixturePath("scenarios/basic"));
     ASSERT_TRUE(scenario.ok()) << scenario.error().message;
     server_ = std::make_unique<FakeApiServer>(std::move(*scenario));

@@ -23,6 +23,7 @@
 
 #include "support/fake_apiserver.h"
 #include "support/generated_cluster.h"
+#include "support/paths.h"
 #include "support/subprocess.h"
 #include "test_paths.h"
 
@@ -35,8 +36,8 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 constexpr long kMiBKiB = 1024;
-constexpr int kConcurrency = 4;     // scrape.concurrency in these runs
-constexpr long kBodyLimitMiB = 16;  // scrape.limits.body_bytes (the default)
+constexpr int kConcurrency = 4;      // scrape.concurrency in these runs
+constexpr long kBodyLimitMiB = 16;   // scrape.limits.body_bytes (the default)
 constexpr long kTotalBytesMiB = 64;  // scrape.limits.total_bytes in the 40-body run
 constexpr size_t kBodyLimit = 16u << 20;
 
@@ -82,10 +83,9 @@ class MemoryBudget : public ::testing::Test {
     lab.context = "lab";
     if (auto s = server.WriteKubeconfig(run / "kubeconfig", lab); !s.ok())
       return r.error = s.error().message, r;
-    Child c = SpawnChild({GPUATTR_BINARY_DIR "/gpuattr", "--kubeconfig",
-                          (run / "kubeconfig").string(), "--config.file", config,
-                          "--web.listen-address", "127.0.0.1:0", "--interval", "10m",
-                          "--state.file", (run / "state.json").string()},
+    Child c = SpawnChild({DaemonBinary(), "--kubeconfig", (run / "kubeconfig").string(),
+                          "--config.file", config, "--web.listen-address", "127.0.0.1:0",
+                          "--interval", "10m", "--state.file", (run / "state.json").string()},
                          EnvironmentWithout({"KUBECONFIG"}), run);
     if (c.pid < 0) return r.error = "cannot start gpuattr", r;
     int port = 0;

@@ -45,7 +45,7 @@ class OnceAgainstFakeCluster : public ::testing::Test {
   // Runs the binary with stdout and stderr in files; `timeout` bounds it (coreutils).
   Ran RunOnce(const fs::path& kubeconfig, const std::string& context) {
     const fs::path out = dir_ / "out.txt", err = dir_ / "err.txt";
-    std::string cmd = "timeout 60 " GPUATTR_BINARY_DIR "/gpuattr --once --log.level warn" +
+    std::string cmd = "timeout 60 " + DaemonBinary() + " --once --log.level warn" +
                       std::string(" --kubeconfig ") + kubeconfig.string() + " --context " +
                       context + " >" + out.string() + " 2>" + err.string();
     int status = std::system(cmd.c_str());

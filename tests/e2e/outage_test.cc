@@ -39,7 +39,7 @@ using namespace std::chrono_literals;
 using ::testing::HasSubstr;
 using SteadyTime = std::chrono::steady_clock::time_point;
 
-const std::string kBinary = GPUATTR_BINARY_DIR "/gpuattr";
+const std::string kBinary = DaemonBinary();
 constexpr auto kInterval = 1s;
 const std::string kIdlePod = "pod=\"notebook-alice\"";
 

@@ -199,11 +199,10 @@ void ExpectExactness(const fs::path& role_file, bool direct) {
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     const fs::path dir = tmpl;
     ASSERT_TRUE(server.WriteKubeconfig(dir / "kubeconfig").ok());
-    Child c =
-        SpawnChild({GPUATTR_BINARY_DIR "/gpuattr", "--once", "--kubeconfig",
-                    (dir / "kubeconfig").string(), "--state.file", (dir / "state.json").string(),
-                    "--log.level", "error", "--scrape.path", direct ? "direct" : "proxy"},
-                   EnvironmentWithout({}), dir);
+    Child c = SpawnChild({DaemonBinary(), "--once", "--kubeconfig", (dir / "kubeconfig").string(),
+                          "--state.file", (dir / "state.json").string(), "--log.level", "error",
+                          "--scrape.path", direct ? "direct" : "proxy"},
+                         EnvironmentWithout({}), dir);
     const int code = WaitChild(c.pid, 60s);
     EXPECT_TRUE(code == 0 || code == 1) << code << SlurpFile(c.err);
     if (exporters) exporters->Stop();

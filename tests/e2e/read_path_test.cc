@@ -15,6 +15,7 @@
 #include "gpuattr/kube/kubeconfig.h"
 #include "support/fake_apiserver.h"
 #include "support/fake_clock.h"
+#include "support/paths.h"
 #include "support/subprocess.h"
 #include "test_paths.h"
 
@@ -186,11 +187,10 @@ TEST(ReadPathAgainstFakeCluster, TheBinaryTakesTheThresholdFromItsConfig) {
   const fs::path dir = tmpl;
   ASSERT_TRUE(server.WriteKubeconfig(dir / "kubeconfig").ok());
   std::ofstream(dir / "gpuattr.yaml") << "discovery:\n  query_api_above_gpu_nodes: 5\n";
-  Child child =
-      SpawnChild({GPUATTR_BINARY_DIR "/gpuattr", "--once", "--kubeconfig",
-                  (dir / "kubeconfig").string(), "--config.file", (dir / "gpuattr.yaml").string(),
-                  "--state.file", (dir / "state.json").string()},
-                 EnvironmentWithout({}), dir);
+  Child child = SpawnChild(
+      {DaemonBinary(), "--once", "--kubeconfig", (dir / "kubeconfig").string(), "--config.file",
+       (dir / "gpuattr.yaml").string(), "--state.file", (dir / "state.json").string()},
+      EnvironmentWithout({}), dir);
   ASSERT_EQ(WaitChild(child.pid, 60s), 0) << SlurpFile(child.err);
   const std::string out = SlurpFile(child.out);
   EXPECT_THAT(out, HasSubstr("gpuattr_discovery_read_path{cluster=\"fake\",path=\"query_api\","

@@ -110,12 +110,12 @@ std::string DemoExposition(const fs::path& dir) {
   KubeconfigOptions demo;
   demo.context = "demo";
   EXPECT_TRUE(server.WriteKubeconfig(dir / "kubeconfig", demo).ok());
-  Child gpuattr = SpawnChild({GPUATTR_BINARY_DIR "/gpuattr", "--kubeconfig",
-                              (dir / "kubeconfig").string(), "--web.listen-address", "127.0.0.1:0",
-                              "--interval", "1s", "--state.file", (dir / "state.json").string(),
-                              // prices: the cost series the Chargeback dashboard selects
-                              "--config.file", FixturePath("configs/demo-prices.yaml").string()},
-                             EnvironmentWithout({"KUBECONFIG"}), dir);
+  Child gpuattr = SpawnChild(
+      {DaemonBinary(), "--kubeconfig", (dir / "kubeconfig").string(), "--web.listen-address",
+       "127.0.0.1:0", "--interval", "1s", "--state.file", (dir / "state.json").string(),
+       // prices: the cost series the Chargeback dashboard selects
+       "--config.file", FixturePath("configs/demo-prices.yaml").string()},
+      EnvironmentWithout({"KUBECONFIG"}), dir);
   EXPECT_GT(gpuattr.pid, 0);
   const int port = PortFromLog(gpuattr.err);
   EXPECT_GT(port, 0) << SlurpFile(gpuattr.err);

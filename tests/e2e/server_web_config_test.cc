@@ -22,6 +22,7 @@
 
 #include "gpuattr/app/web_config.h"
 #include "gpuattr/http/server.h"
+#include "support/paths.h"
 #include "support/subprocess.h"
 #include "support/test_certs.h"
 #include "test_paths.h"
@@ -37,7 +38,7 @@ using ::testing::Not;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-const std::string kBinary = GPUATTR_BINARY_DIR "/gpuattr";
+const std::string kBinary = testing::DaemonBinary();
 
 // A hash made by libcrypt itself ($2y$ as htpasswd -B writes it, $2b$ as Python's bcrypt).
 std::string Bcrypt(const char* password, const char* prefix) {

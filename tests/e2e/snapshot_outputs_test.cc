@@ -31,7 +31,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using namespace std::chrono_literals;
 
-const std::string kBinary = GPUATTR_BINARY_DIR "/gpuattr";
+const std::string kBinary = DaemonBinary();
 
 struct Ran {
   int code = -1;

@@ -282,8 +282,8 @@ class StatusPageBrowser : public ::testing::Test {
     KubeconfigOptions kc;
     kc.context = "demo";
     ASSERT_TRUE(server_->WriteKubeconfig(dir_ / "kubeconfig", kc).ok());
-    gpuattr_ = Spawn({GPUATTR_BINARY_DIR "/gpuattr", "--kubeconfig", (dir_ / "kubeconfig").string(),
-                      "--context", "demo", "--state.file", (dir_ / "state.json").string(),
+    gpuattr_ = Spawn({DaemonBinary(), "--kubeconfig", (dir_ / "kubeconfig").string(), "--context",
+                      "demo", "--state.file", (dir_ / "state.json").string(),
                       "--web.listen-address", "127.0.0.1:0", "--interval", "1h"},
                      dir_);
     std::regex re("msg=serving address=127\\.0\\.0\\.1:([0-9]+)");

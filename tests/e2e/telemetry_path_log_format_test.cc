@@ -19,6 +19,7 @@
 #include <string>
 #include <thread>
 
+#include "support/paths.h"
 #include "support/subprocess.h"
 #include "test_paths.h"
 
@@ -38,9 +39,8 @@ struct Daemon {
 Daemon Start(const fs::path& dir, const std::vector<std::string>& extra) {
   fs::create_directories(dir);
   std::vector<std::string> args = {
-      GPUATTR_BINARY_DIR "/gpuattr", "--kubeconfig", WriteUnreachableKubeconfig(dir),
-      "--web.listen-address",        "127.0.0.1:0",  "--state.file",
-      (dir / "state.json").string()};
+      DaemonBinary(), "--kubeconfig", WriteUnreachableKubeconfig(dir), "--web.listen-address",
+      "127.0.0.1:0",  "--state.file", (dir / "state.json").string()};
   args.insert(args.end(), extra.begin(), extra.end());
   Daemon d;
   d.child = SpawnChild(args, EnvironmentWithout({"KUBECONFIG"}), dir);
@@ -108,7 +108,7 @@ TEST(TelemetryPath, RefusesAPathTakenByAnotherEndpoint) {
   const fs::path dir =
       fs::temp_directory_path() / ("gpuattr-telemetry-bad-" + std::to_string(getpid()));
   fs::create_directories(dir);
-  Child c = SpawnChild({GPUATTR_BINARY_DIR "/gpuattr", "--web.telemetry-path", "/healthz"},
+  Child c = SpawnChild({DaemonBinary(), "--web.telemetry-path", "/healthz"},
                        EnvironmentWithout({"KUBECONFIG"}), dir);
   EXPECT_EQ(WaitChild(c.pid, 10s), 2);
   EXPECT_THAT(SlurpFile(c.err), HasSubstr("web.telemetry-path"));

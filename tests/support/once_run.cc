@@ -9,6 +9,7 @@
 
 #include "gpuattr/expo/parser.h"
 #include "support/fake_apiserver.h"
+#include "support/paths.h"
 #include "support/subprocess.h"
 #include "test_paths.h"
 
@@ -18,7 +19,7 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
 OnceRun RunGpuattr(const std::vector<std::string>& args, const fs::path& dir) {
-  std::vector<std::string> argv = {GPUATTR_BINARY_DIR "/gpuattr"};
+  std::vector<std::string> argv = {DaemonBinary()};
   argv.insert(argv.end(), args.begin(), args.end());
   Child c = SpawnChild(argv, EnvironmentWithout({"KUBECONFIG"}), dir);
   OnceRun r;

@@ -1,5 +1,6 @@
 #include "support/paths.h"
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -26,6 +27,11 @@ std::string CMakeCacheEntry(const std::string& key, const std::string& fallback)
   while (std::getline(cache, line))
     if (line.rfind(prefix, 0) == 0) return line.substr(prefix.size());
   return fallback;
+}
+
+std::string DaemonBinary() {
+  const char* daemon = std::getenv("GPUATTR_TEST_DAEMON");
+  return daemon && *daemon ? daemon : GPUATTR_BINARY_DIR "/gpuattr";
 }
 
 std::string ReadFile(const std::filesystem::path& path) {

@@ -15,5 +15,8 @@ std::string ReadFile(const std::filesystem::path& path);  // throws std::runtime
 // The value of `key` in this build's CMakeCache.txt (e.g. CMAKE_COMMAND, CMAKE_CPACK_COMMAND: the
 // tools of the cmake that configured it), else `fallback`.
 std::string CMakeCacheEntry(const std::string& key, const std::string& fallback);
+// The daemon the tests start: $GPUATTR_TEST_DAEMON when set (the POSIX variant's e2e tests name
+// build/posix/gpuattr, tests/CMakeLists.txt), else this build's gpuattr.
+std::string DaemonBinary();
 
 }  // namespace gpuattr::testing

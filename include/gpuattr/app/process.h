@@ -12,7 +12,8 @@ inline constexpr const char* kAllowCoreDumpsEnv = "GPUATTR_ALLOW_CORE_DUMPS";
 
 // Marks the process not dumpable (prctl PR_SET_DUMPABLE 0) unless `allow_core_dumps`: no core
 // file, and no other process of the same user may ptrace it or read /proc/PID/mem, so bearer
-// tokens, exec credentials and client keys never leave it that way.
+// tokens, exec credentials and client keys never leave it that way. Off Linux only the core file
+// (RLIMIT_CORE 0; util/platform.h).
 // docs/security.md#the-process
 Status KeepSecretsOutOfCoreDumps(bool allow_core_dumps);
 

@@ -1,5 +1,6 @@
-// SIGINT/SIGTERM → a flag and a self-pipe, so the cycle loop's waits end at once. The handler
-// only stores a flag and writes one byte (async-signal-safe); a second signal exits immediately.
+// SIGINT/SIGTERM → a flag and a wake-up descriptor (platform::Waker: an eventfd, or a self-pipe
+// off Linux), so the cycle loop's waits end at once. The handler only stores a flag and makes one
+// write (async-signal-safe); a second signal exits immediately.
 // SIGHUP (the daemon only) → a reload flag and the same wake-up: the daemon reloads its
 // configuration (docs/app.md#reloading-the-configuration).
 #pragma once
