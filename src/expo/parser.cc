@@ -41,8 +41,13 @@ class Parser {
     if (e > p && e[-1] == '\r') --e;
     p = SkipBlanks(p, e);
     if (p == e) return;
+    const size_t samples = out_.samples.size(), types = out_.types.size();
+    line_unescaped_ = 0;
     Failure f = *p == '#' ? Comment(p + 1, e) : SampleLine(p, e, line);
     if (f.fault != Fault::kNone) Fail(line, f);
+    // What a line that is not kept unescaped goes with it: only kept lines hold memory.
+    if (line_unescaped_ > 0 && out_.samples.size() == samples && out_.types.size() == types)
+      out_.unescaped.resize(out_.unescaped.size() - line_unescaped_);
   }
 
   void Fail(uint32_t line, const Failure& f) {
@@ -68,6 +73,7 @@ class Parser {
     }
     if (q >= e) return false;
     std::string& s = out_.unescaped.emplace_back(p, q);
+    ++line_unescaped_;
     while (q < e) {
       char c = *q;
       if (c == '"') {
@@ -93,6 +99,7 @@ class Parser {
       }
     }
     out_.unescaped.pop_back();
+    --line_unescaped_;
     return false;
   }
 
@@ -298,13 +305,14 @@ class Parser {
     if (word2.empty()) return {Fault::kTypeWithoutType, family};
     auto mt = TypeFromWord(word2);
     if (!mt) return {Fault::kInvalidType, word2};
-    out_.types.push_back(TypeDecl{family, *mt});
+    if (limits_.keep_types) out_.types.push_back(TypeDecl{family, *mt});
     return {};
   }
 
   const char* body_end_;
   Exposition& out_;
   const Limits& limits_;
+  size_t line_unescaped_ = 0;  // strings the current line added to out_.unescaped
 };
 
 }  // namespace
@@ -351,6 +359,7 @@ void Exposition::Clear() {
   error_count = 0;
   truncated = false;
   sample_limit_hit = false;
+  label_limit_hit = false;
   unescaped.clear();
 }
 
@@ -375,11 +384,12 @@ void Parse(std::string_view body, Exposition& out, const Limits& limits) {
       parser.Fail(line, Failure{Fault::kLineTooLong, {}});
     } else {
       parser.Line(p, e, line);
-      if (out.samples.size() > limits.max_samples) {
-        // The first sample over the limit: dropped with its labels, and parsing stops.
+      const bool too_many_samples = out.samples.size() > limits.max_samples;
+      if (too_many_samples || out.labels.size() > limits.max_labels) {
+        // The first sample over a limit: dropped with its labels, and parsing stops.
         out.labels.resize(out.samples.back().label_begin);
         out.samples.pop_back();
-        out.sample_limit_hit = true;
+        (too_many_samples ? out.sample_limit_hit : out.label_limit_hit) = true;
         break;
       }
     }
