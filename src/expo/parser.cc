@@ -41,16 +41,12 @@ class Parser {
     if (e > p && e[-1] == '\r') --e;
     p = SkipBlanks(p, e);
     if (p == e) return;
-    const size_t samples = out_.samples.size(), types = out_.types.size();
-    line_unescaped_ = 0;
     Failure f = *p == '#' ? Comment(p + 1, e) : SampleLine(p, e, line);
     if (f.fault != Fault::kNone) Fail(line, f);
-    // What a line that is not kept unescaped goes with it: only kept lines hold memory.
-    if (line_unescaped_ > 0 && out_.samples.size() == samples && out_.types.size() == types)
-      out_.unescaped.resize(out_.unescaped.size() - line_unescaped_);
   }
 
   void Fail(uint32_t line, const Failure& f) {
+    DropUnescaped();  // a rejected line keeps nothing
     ++out_.error_count;
     if (out_.errors.size() < limits_.max_errors_kept) {
       out_.errors.push_back(ParseError{line, detail::Describe(f, limits_)});
@@ -226,6 +222,7 @@ class Parser {
       return Undo(s, {Fault::kTrailingText, std::string_view(p, size_t(e - p))});
     }
     out_.samples.push_back(s);
+    line_unescaped_ = 0;  // kept with the sample
     return {};
   }
 
@@ -298,15 +295,29 @@ class Parser {
       p = n;
     }
     if (family.empty()) return {help ? Fault::kHelpWithoutName : Fault::kTypeWithoutName, {}};
-    if (help) return {};
+    if (help) {
+      DropUnescaped();  // a HELP line keeps nothing
+      return {};
+    }
     p = SkipBlanks(p, e);
     const char* t = SkipToBlank(p, e);
     std::string_view word2(p, static_cast<size_t>(t - p));
     if (word2.empty()) return {Fault::kTypeWithoutType, family};
     auto mt = TypeFromWord(word2);
     if (!mt) return {Fault::kInvalidType, word2};
-    if (limits_.keep_types) out_.types.push_back(TypeDecl{family, *mt});
+    if (limits_.keep_types)
+      out_.types.push_back(TypeDecl{family, *mt});
+    else
+      DropUnescaped();
+    line_unescaped_ = 0;
     return {};
+  }
+
+  // Removes the strings the current line unescaped: only kept lines hold memory.
+  void DropUnescaped() {
+    if (line_unescaped_ == 0) return;
+    out_.unescaped.resize(out_.unescaped.size() - line_unescaped_);
+    line_unescaped_ = 0;
   }
 
   const char* body_end_;
