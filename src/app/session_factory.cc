@@ -32,10 +32,13 @@ KubeSessionOptions SessionOptionsFromConfig(const Config& config) {
   o.discovery.scrape.concurrency = static_cast<size_t>(std::max(1, config.scrape.concurrency));
   o.discovery.scrape.timeout = config.scrape.timeout;
   const LimitsConfig& l = config.scrape.limits;
-  o.discovery.scrape.limits = {
-      static_cast<size_t>(l.body_bytes),        static_cast<size_t>(l.samples),
-      static_cast<size_t>(l.devices_per_node),  static_cast<size_t>(l.pods_per_device),
-      static_cast<size_t>(l.models_per_server), static_cast<size_t>(l.total_bytes)};
+  o.discovery.scrape.limits = {static_cast<size_t>(l.body_bytes),
+                               static_cast<size_t>(l.samples),
+                               static_cast<size_t>(l.devices_per_node),
+                               static_cast<size_t>(l.pods_per_device),
+                               static_cast<size_t>(l.models_per_server),
+                               static_cast<size_t>(l.total_bytes),
+                               static_cast<size_t>(l.labels)};
   o.discovery.trust_rules = config.discovery.trust.exporters;
   o.discovery.exporter_namespaces = config.discovery.trust.exporter_namespaces;
   o.discovery.ttls.result = config.discovery.cache;

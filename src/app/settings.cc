@@ -427,6 +427,10 @@ std::vector<Setting> ScrapeSettings() {
             "256MiB", MEMBER(scrape.limits.total_bytes), PositiveByteSize),
       limit("samples", "samples in one body (1..100000000).", "200000",
             MEMBER(scrape.limits.samples), IntIn(1, 100'000'000)),
+      limit("labels",
+            "labels of the samples kept from one body (1..100000000); parsing stops at the "
+            "sample past it (docs/security.md#memory).",
+            "1000000", MEMBER(scrape.limits.labels), IntIn(1, 100'000'000)),
       limit("devices_per_node", "devices one exporter reports for its node (1..1000000).", "128",
             MEMBER(scrape.limits.devices_per_node), IntIn(1, 1'000'000)),
       limit("pods_per_device", "distinct pods labelled on one device (1..1000000).", "64",

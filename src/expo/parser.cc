@@ -46,6 +46,7 @@ class Parser {
   }
 
   void Fail(uint32_t line, const Failure& f) {
+    DropUnescaped();  // a rejected line keeps nothing
     ++out_.error_count;
     if (out_.errors.size() < limits_.max_errors_kept) {
       out_.errors.push_back(ParseError{line, detail::Describe(f, limits_)});
@@ -68,6 +69,7 @@ class Parser {
     }
     if (q >= e) return false;
     std::string& s = out_.unescaped.emplace_back(p, q);
+    ++line_unescaped_;
     while (q < e) {
       char c = *q;
       if (c == '"') {
@@ -93,6 +95,7 @@ class Parser {
       }
     }
     out_.unescaped.pop_back();
+    --line_unescaped_;
     return false;
   }
 
@@ -219,6 +222,7 @@ class Parser {
       return Undo(s, {Fault::kTrailingText, std::string_view(p, size_t(e - p))});
     }
     out_.samples.push_back(s);
+    line_unescaped_ = 0;  // kept with the sample
     return {};
   }
 
@@ -291,20 +295,35 @@ class Parser {
       p = n;
     }
     if (family.empty()) return {help ? Fault::kHelpWithoutName : Fault::kTypeWithoutName, {}};
-    if (help) return {};
+    if (help) {
+      DropUnescaped();  // a HELP line keeps nothing
+      return {};
+    }
     p = SkipBlanks(p, e);
     const char* t = SkipToBlank(p, e);
     std::string_view word2(p, static_cast<size_t>(t - p));
     if (word2.empty()) return {Fault::kTypeWithoutType, family};
     auto mt = TypeFromWord(word2);
     if (!mt) return {Fault::kInvalidType, word2};
-    out_.types.push_back(TypeDecl{family, *mt});
+    if (limits_.keep_types)
+      out_.types.push_back(TypeDecl{family, *mt});
+    else
+      DropUnescaped();
+    line_unescaped_ = 0;
     return {};
+  }
+
+  // Removes the strings the current line unescaped: only kept lines hold memory.
+  void DropUnescaped() {
+    if (line_unescaped_ == 0) return;
+    out_.unescaped.resize(out_.unescaped.size() - line_unescaped_);
+    line_unescaped_ = 0;
   }
 
   const char* body_end_;
   Exposition& out_;
   const Limits& limits_;
+  size_t line_unescaped_ = 0;  // strings the current line added to out_.unescaped
 };
 
 }  // namespace
@@ -351,6 +370,7 @@ void Exposition::Clear() {
   error_count = 0;
   truncated = false;
   sample_limit_hit = false;
+  label_limit_hit = false;
   unescaped.clear();
 }
 
@@ -375,11 +395,12 @@ void Parse(std::string_view body, Exposition& out, const Limits& limits) {
       parser.Fail(line, Failure{Fault::kLineTooLong, {}});
     } else {
       parser.Line(p, e, line);
-      if (out.samples.size() > limits.max_samples) {
-        // The first sample over the limit: dropped with its labels, and parsing stops.
+      const bool too_many_samples = out.samples.size() > limits.max_samples;
+      if (too_many_samples || out.labels.size() > limits.max_labels) {
+        // The first sample over a limit: dropped with its labels, and parsing stops.
         out.labels.resize(out.samples.back().label_begin);
         out.samples.pop_back();
-        out.sample_limit_hit = true;
+        (too_many_samples ? out.sample_limit_hit : out.label_limit_hit) = true;
         break;
       }
     }

@@ -42,9 +42,13 @@ std::string Base64Decode(std::string_view in, bool& ok) {
   return out;
 }
 
-// libcrypt's verdict on `password` under `hash` (the hash's own salt and cost). crypt_data is
-// 32 KiB: on the heap, not on a worker's stack.
-bool CryptMatches(const std::string& password, const std::string& hash) {
+int Cost(std::string_view hash) { return (hash[4] - '0') * 10 + (hash[5] - '0'); }
+
+// libcrypt's verdict on `password` under `hash` (the hash's own salt and cost); adds the 2^cost
+// rounds it computes to `work`. crypt_data is 32 KiB: on the heap, not on a worker's stack.
+bool CryptMatches(const std::string& password, const std::string& hash,
+                  std::atomic<uint64_t>& work) {
+  work += uint64_t{1} << Cost(hash);
   auto data = std::make_unique<crypt_data>();
   const char* out = crypt_rn(password.c_str(), hash.c_str(), data.get(), sizeof(crypt_data));
   if (!out) return false;
@@ -52,8 +56,6 @@ bool CryptMatches(const std::string& password, const std::string& hash) {
   // Both are 60 bytes for a valid bcrypt hash; the comparison does not stop at a difference.
   return n == hash.size() && CRYPTO_memcmp(out, hash.data(), n) == 0;
 }
-
-int Cost(std::string_view hash) { return (hash[4] - '0') * 10 + (hash[5] - '0'); }
 
 }  // namespace
 
@@ -102,6 +104,7 @@ Result<std::unique_ptr<BasicAuth>> BasicAuth::Make(std::vector<BcryptUser> users
   auto dummy = BcryptHash("gpuattr: no such user", cost);
   if (!dummy.ok()) return dummy.error();
   auth->dummy_hash_ = std::move(*dummy);
+  auth->max_cost_ = cost;
   return auth;
 }
 
@@ -159,13 +162,23 @@ bool BasicAuth::Check(std::string_view header) {
   if (!Parse(header, name, password)) return false;
   auto it = users_.find(name);
   if (it == users_.end()) {
-    CryptMatches(password, dummy_hash_);  // the time a known user's check takes
+    CryptMatches(password, dummy_hash_, work_);  // the work a known user's check takes
     return false;
   }
   User& user = it->second;
   const Digest mac = Mac(password);
   if (Remembered(user, mac)) return true;
-  if (!CryptMatches(password, user.hash)) return false;
+  const bool right = CryptMatches(password, user.hash, work_);
+  // A user whose hash is cheaper than the highest cost is topped up with the dummy hash at costs
+  // c, c+1, ..., max-1: 2^c + (2^max - 2^c) = 2^max rounds, as for every user and unknown name,
+  // so that no user's answer tells its cost (or that it exists) by its time.
+  std::string dummy = dummy_hash_;
+  for (int cost = Cost(user.hash); cost < max_cost_; ++cost) {
+    dummy[4] = static_cast<char>('0' + cost / 10);
+    dummy[5] = static_cast<char>('0' + cost % 10);
+    CryptMatches(password, dummy, work_);
+  }
+  if (!right) return false;
   std::lock_guard<std::mutex> lock(mu_);
   user.remembered = true;
   user.password_mac = mac;

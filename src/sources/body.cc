@@ -68,9 +68,12 @@ BodyRead ReadBody(std::string_view body, BodyKind kind, const BodyLimits& limits
   expo::Limits parse;
   parse.max_body_bytes = std::max(parse.max_body_bytes, body.size());
   parse.max_samples = limits.samples;
+  parse.max_labels = limits.labels;
+  parse.keep_types = false;  // no reader looks at TYPE lines
   expo::Parse(body, ex, parse);
   r.parse_errors = ex.error_count;
   if (ex.sample_limit_hit) return reject({"samples", limits.samples, limits.samples + 1, ""});
+  if (ex.label_limit_hit) return reject({"labels", limits.labels, limits.labels + 1, ""});
   const std::string first_error = ex.errors.empty() ? "" : ex.errors.front().Describe();
   if (ex.samples.empty()) {
     r.reason = body.empty()         ? "empty body"

@@ -6,13 +6,15 @@ namespace gpuattr::sources {
 
 BodyLimits BodyLimits::Unlimited() {
   constexpr size_t kNone = std::numeric_limits<size_t>::max();
-  return BodyLimits{kNone, kNone, kNone, kNone, kNone, kNone};
+  return BodyLimits{kNone, kNone, kNone, kNone, kNone, kNone, kNone};
 }
 
 std::string LimitBreach::Describe() const {
   std::string what;
   if (limit == "samples")
     what = std::to_string(count) + " samples";
+  else if (limit == "labels")
+    what = "more than " + std::to_string(allowed) + " labels";
   else if (limit == "devices_per_node")
     what = std::to_string(count) + " devices on one node";
   else if (limit == "pods_per_device")

@@ -3,9 +3,11 @@
 // one cycle against the fake apiserver; its VmHWM (/proc/PID/status: the peak of its own address
 // space, which exec started afresh; wait4's ru_maxrss would also count this test process, whose
 // memory a spawned child starts out sharing) is compared with the same cluster's run without the
-// attack. It may grow by at most what docs/security.md#memory says the limits allow (at most
-// scrape.concurrency bodies in memory at once, each with its parse tables), never with what was
-// sent.
+// attack. It may grow by at most what docs/security.md#memory says the limits allow, computed
+// from the configuration alone: scrape.concurrency bodies in memory at once, each at most
+// body_bytes + 80 x samples + 64 x labels (its parse tables, twice their size while they grow),
+// never with what was sent. A third attack sends the tiny labels that formula's label term is
+// for.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -40,6 +42,14 @@ constexpr int kConcurrency = 4;      // scrape.concurrency in these runs
 constexpr long kBodyLimitMiB = 16;   // scrape.limits.body_bytes (the default)
 constexpr long kTotalBytesMiB = 64;  // scrape.limits.total_bytes in the 40-body run
 constexpr size_t kBodyLimit = 16u << 20;
+constexpr long kSamples = 200'000;   // scrape.limits.samples (the default)
+constexpr long kLabels = 1'000'000;  // scrape.limits.labels (the default)
+
+// docs/security.md#memory: what the limits let one cycle add to the daemon's peak, in KiB.
+long FormulaKib(long labels) {
+  const long per_body = (static_cast<long>(kBodyLimit) + 80 * kSamples + 64 * labels) / 1024;
+  return kConcurrency * per_body;
+}
 
 // What one cycle of the daemon served, and its peak memory.
 struct DaemonRun {
@@ -172,10 +182,13 @@ TEST_F(MemoryBudget, TwelveOneMebibyteModelNamesAreNotCopied) {
         std::string::npos)
       ++servers_with_long_labels;
   EXPECT_EQ(servers_with_long_labels, 12u);
-  // The names are dropped while the bodies are parsed: what stays is at most `concurrency` bodies.
-  const long bound = kConcurrency * kBodyLimitMiB * kMiBKiB;
+  // The names are dropped while the bodies are parsed: what stays is at most `concurrency` bodies
+  // and their tables.
+  const long bound = FormulaKib(kLabels);
   Report("12 x 1 MiB model names", before, run, bound);
   EXPECT_LT(run.hwm_kib, before.hwm_kib + bound);
+  // Tighter: these bodies have few lines, so hardly more than the bodies themselves.
+  EXPECT_LT(run.hwm_kib, before.hwm_kib + kConcurrency * kBodyLimitMiB * kMiBKiB);
 }
 
 TEST_F(MemoryBudget, FortyBodiesJustUnderTheLimitStayWithinTheCycleBudget) {
@@ -218,13 +231,49 @@ TEST_F(MemoryBudget, FortyBodiesJustUnderTheLimitStayWithinTheCycleBudget) {
   EXPECT_GE(deferred, 40 - (kTotalBytesMiB / kBodyLimitMiB + kConcurrency));
   EXPECT_LT(deferred, 40);
   // In memory at once: at most `concurrency` bodies being parsed, whatever the number of
-  // exporters or of bytes the cycle reads. A body being parsed holds the body and its parse
-  // tables (docs/security.md#memory): 40 bytes per sample and 32 per label, up to twice that while
-  // the tables grow. These bodies have ~186,000 samples of 3 labels each.
-  const size_t samples_per_body = kBodyLimit / 90;
-  const long tables_kib = static_cast<long>(2 * samples_per_body * (40 + 3 * 32) / 1024);
-  const long bound = kConcurrency * (kBodyLimitMiB * kMiBKiB + tables_kib);
+  // exporters or of bytes the cycle reads. (These bodies have ~186,000 samples of 3 labels each,
+  // within both table limits.)
+  const long bound = FormulaKib(kLabels);
   Report("40 bodies of ~16 MiB", before, run, bound);
+  EXPECT_LT(run.hwm_kib, before.hwm_kib + bound);
+}
+
+// The label term: 12 vLLM servers (tenants' pods) whose bodies are ~16 MiB of lines of 101 tiny
+// labels (`a0="",` is 6 bytes of body, a label view 32): 2.3 million labels a body, ~75 MiB of
+// tables each if they were all kept. Parsing stops at scrape.limits.labels (500,000 here) and the
+// body is rejected whole, so the peak stays within the formula with that limit.
+TEST_F(MemoryBudget, TinyLabelsStopAtTheLabelLimit) {
+  GeneratedClusterSpec spec;
+  spec.nodes = 12;
+  spec.inference_pods = 12;
+  const Scenario base = GenerateCluster(spec);
+  Scenario attack = base;
+  std::string line = "vllm:num_requests_running{model_name=\"m\"";
+  for (int i = 0; i < 100; ++i) line += ",a" + std::to_string(i) + "=\"\"";
+  line += "} 1\n";
+  std::string tiny;
+  while (tiny.size() + line.size() < kBodyLimit - 4096) tiny += line;
+  int servers = 0;
+  for (auto& [key, bodies] : attack.exporter_bodies) {
+    if (key.rfind(std::string(kGeneratedInferenceNamespace) + "/", 0) != 0) continue;
+    ++servers;
+    for (std::string& body : bodies) body = tiny;
+  }
+  ASSERT_EQ(servers, 12);
+  constexpr long kFewerLabels = 500'000;
+  const std::string config =
+      Config("tiny", "    body_bytes: 16MiB\n    labels: " + std::to_string(kFewerLabels) + "\n");
+  const DaemonRun before = Daemon(base, "tiny-base", config, "/snapshot.json");
+  ASSERT_TRUE(before.ok) << before.error;
+  const DaemonRun run = Daemon(attack, "tiny", config, "/snapshot.json");
+  ASSERT_TRUE(run.ok) << run.error;
+  const std::string why = "over the limit of 500000 (scrape.limits.labels)";
+  size_t rejected = 0;
+  for (size_t at = run.body.find(why); at != std::string::npos; at = run.body.find(why, at + 1))
+    ++rejected;
+  EXPECT_EQ(rejected, 12u) << run.body.substr(0, 2000);
+  const long bound = FormulaKib(kFewerLabels);
+  Report("12 x 16 MiB of tiny labels", before, run, bound);
   EXPECT_LT(run.hwm_kib, before.hwm_kib + bound);
 }
 

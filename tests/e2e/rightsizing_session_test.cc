@@ -316,7 +316,7 @@ TEST(RightsizingDaemon, TheRecommendationOverChangingBodiesIsServedOnMetricsAndS
   ASSERT_TRUE(server.WriteKubeconfig(dir / "kubeconfig").ok());
   std::ofstream(dir / "config.yaml") << "rightsizing:\n  window: 1h\n  min_observation: 8s\n"
                                         "  headroom: 0.2\n";
-  const std::vector<std::string> args = {GPUATTR_BINARY_DIR "/gpuattr",
+  const std::vector<std::string> args = {testing::DaemonBinary(),
                                          "--kubeconfig",
                                          (dir / "kubeconfig").string(),
                                          "--config.file",

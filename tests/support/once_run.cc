@@ -1,11 +1,6 @@
 #include "support/once_run.h"
 
-#include <signal.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-
 #include <chrono>
-#include <thread>
 
 #include "gpuattr/expo/parser.h"
 #include "support/fake_apiserver.h"
@@ -19,26 +14,19 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
 OnceRun RunGpuattr(const std::vector<std::string>& args, const fs::path& dir) {
-  std::vector<std::string> argv = {DaemonBinary()};
+  // Through gpuattr-peak-rss (support/peak_rss_main.cc): wait4 on a child spawned from here would
+  // report this test's peak, not gpuattr's.
+  const fs::path rss_file = dir / "peak_rss_kib";
+  fs::remove(rss_file);
+  std::vector<std::string> argv = {GPUATTR_BINARY_DIR "/tests/gpuattr-peak-rss", rss_file.string(),
+                                   DaemonBinary()};
   argv.insert(argv.end(), args.begin(), args.end());
   Child c = SpawnChild(argv, EnvironmentWithout({"KUBECONFIG"}), dir);
   OnceRun r;
   if (c.pid < 0) return r;
-  const auto end = std::chrono::steady_clock::now() + 60s;
-  int status = 0;
-  rusage ru{};
-  for (;;) {
-    pid_t got = wait4(c.pid, &status, WNOHANG, &ru);
-    if (got == c.pid) break;
-    if (std::chrono::steady_clock::now() > end) {
-      kill(c.pid, SIGKILL);
-      wait4(c.pid, &status, 0, &ru);
-      break;
-    }
-    std::this_thread::sleep_for(10ms);
-  }
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.max_rss_kib = ru.ru_maxrss;
+  r.code = WaitChild(c.pid, 60s);
+  const std::string rss = SlurpFile(rss_file);
+  r.max_rss_kib = rss.empty() ? 0 : std::stol(rss);
   r.out = SlurpFile(c.out);
   r.err = SlurpFile(c.err);
   return r;

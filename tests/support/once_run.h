@@ -14,7 +14,9 @@ namespace gpuattr::testing {
 struct OnceRun {
   int code = -1;
   std::string out, err;
-  long max_rss_kib = 0;  // the child's peak resident set (getrusage of the child, wait4)
+  // gpuattr's peak resident set, as the kernel counts it for that process alone (wait4 in
+  // gpuattr-peak-rss, which forks it); 0 when unknown.
+  long max_rss_kib = 0;
 };
 
 // Runs the built gpuattr with `args` in `dir` (without KUBECONFIG), to its end (at most 60 s).

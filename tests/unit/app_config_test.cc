@@ -46,6 +46,7 @@ TEST(AppOptions, DefaultsWithoutFlagsOrFile) {
   EXPECT_EQ(c.scrape.timeout, std::chrono::seconds(15));
   EXPECT_EQ(c.scrape.limits.body_bytes, 16u << 20);
   EXPECT_EQ(c.scrape.limits.samples, 200'000);
+  EXPECT_EQ(c.scrape.limits.labels, 1'000'000);
   EXPECT_EQ(c.scrape.limits.devices_per_node, 128);
   EXPECT_EQ(c.scrape.limits.pods_per_device, 64);
   EXPECT_EQ(c.scrape.limits.models_per_server, 16);
@@ -234,7 +235,7 @@ web:
     users:
       - {username: prom, password_file: /p}
 scrape: {concurrency: 3, timeout: 2s, limits: {body_bytes: 1GiB, samples: 10, devices_per_node: 9,
-         pods_per_device: 8, models_per_server: 7, query_api_body_bytes: 2MiB}}
+         labels: 11, pods_per_device: 8, models_per_server: 7, query_api_body_bytes: 2MiB}}
 idle: {utilization_below: 0.1, memory_at_least: 1GB}
 discovery:
   cache: 30s
@@ -259,6 +260,7 @@ discovery:
   EXPECT_EQ(c.scrape.timeout, std::chrono::seconds(2));
   EXPECT_EQ(c.scrape.limits.body_bytes, 1ull << 30);
   EXPECT_EQ(c.scrape.limits.samples, 10);
+  EXPECT_EQ(c.scrape.limits.labels, 11);
   EXPECT_EQ(c.scrape.limits.devices_per_node, 9);
   EXPECT_EQ(c.scrape.limits.pods_per_device, 8);
   EXPECT_EQ(c.scrape.limits.models_per_server, 7);

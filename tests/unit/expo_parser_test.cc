@@ -392,6 +392,49 @@ TEST(ExpoParserLimits, TooManyLabels) {
   ExpectOneError(many, 1, "too many labels (129 > 128)");
 }
 
+// Only what is kept holds memory: a rejected line's unescaped values go with it, and TYPE lines
+// are not kept when the reader says so (sources/body.cc), though still checked.
+TEST(ExpoParserLimits, RejectedLinesLeaveNothingBehind) {
+  std::string body;
+  for (int i = 0; i < 100; ++i) body += "a{b=\"x\\ny\"} not-a-number\n";
+  body += "# HELP \"c\\nd\" help with an escaped name\n";
+  body += "kept{b=\"x\\ny\"} 1\n";
+  Exposition e;
+  Parse(body, e);
+  EXPECT_EQ(e.error_count, 100u);
+  ASSERT_EQ(e.samples.size(), 1u);
+  EXPECT_EQ(e.unescaped.size(), 1u);  // kept's value only
+  EXPECT_EQ(e.LabelValue(e.samples[0], "b"), "x\ny");
+
+  const std::string types = "# TYPE a gauge\n# TYPE b counter\n# TYPE c nonsense\na 1\n";
+  Limits no_types;
+  no_types.keep_types = false;
+  Parse(types, e, no_types);
+  EXPECT_TRUE(e.types.empty());
+  EXPECT_EQ(e.error_count, 1u);  // the invalid type, still found
+  EXPECT_EQ(e.samples.size(), 1u);
+  Parse(types, e);
+  EXPECT_EQ(e.types.size(), 2u);
+}
+
+// The labels kept are capped like the samples: parsing stops at the sample that would pass it.
+TEST(ExpoParserLimits, LabelLimitStopsAtTheSampleThatPassesIt) {
+  std::string body;
+  for (int i = 0; i < 10; ++i) body += "a{b=\"1\",c=\"2\"} 1\n";
+  Exposition e;
+  Limits limits;
+  limits.max_labels = 7;
+  Parse(body, e, limits);
+  EXPECT_TRUE(e.label_limit_hit);
+  EXPECT_FALSE(e.sample_limit_hit);
+  EXPECT_EQ(e.samples.size(), 3u);
+  EXPECT_EQ(e.labels.size(), 6u);
+  limits.max_labels = 20;
+  Parse(body, e, limits);
+  EXPECT_FALSE(e.label_limit_hit);
+  EXPECT_EQ(e.samples.size(), 10u);
+}
+
 TEST(ExpoParserLimits, LineLength) {
   std::string long_line = "m{a=\"" + std::string((1u << 20) + 10, 'x') + "\"} 1\n";
   ExpectOneError("a 1\n" + long_line + "b 2\n", 2, "line longer than 1048576 bytes");

@@ -120,5 +120,39 @@ TEST(BasicAuth, RememberedPasswordsAreAnsweredWithoutBcrypt) {
             AuthVerdict::kRejected);
 }
 
+// Issue 25: bcrypt's time is 2^cost rounds, so a user whose hash is cheaper than another's (or
+// than the dummy of unknown names) would be told apart by how long a wrong password takes. Every
+// check that needs bcrypt does the rounds of the highest configured cost.
+TEST(BasicAuth, EveryBcryptCheckDoesTheWorkOfTheHighestCost) {
+  auto made = BasicAuth::Make({{"cheap", CryptHash("s3cret", "$2y$", 4)},
+                               {"middle", CryptHash("s3cret", "$2b$", 5)},
+                               {"dear", CryptHash("s3cret", "$2b$", 7)}});
+  ASSERT_TRUE(made.ok()) << made.error().message;
+  BasicAuth& a = **made;
+  auto work_of = [&](const std::string& credentials, bool expected) {
+    const uint64_t before = a.bcrypt_work();
+    EXPECT_EQ(a.Check(BasicHeader(credentials)), expected) << credentials;
+    return a.bcrypt_work() - before;
+  };
+  constexpr uint64_t kHighest = 1u << 7;
+  EXPECT_EQ(work_of("cheap:wrong", false), kHighest);
+  EXPECT_EQ(work_of("middle:wrong", false), kHighest);
+  EXPECT_EQ(work_of("dear:wrong", false), kHighest);
+  EXPECT_EQ(work_of("nobody:wrong", false), kHighest);
+  EXPECT_EQ(work_of("cheap:s3cret", true), kHighest);  // a right password the same
+  EXPECT_EQ(work_of("cheap:s3cret", true), 0u);        // remembered: no bcrypt at all
+  EXPECT_EQ(work_of("cheap:wrong", false), kHighest);
+  EXPECT_EQ(work_of("middle:s3cret", true), kHighest);
+}
+
+TEST(BasicAuth, UsersOfOneCostPayOneHash) {
+  auto made = BasicAuth::Make({{"prometheus", CryptHash("s3cret", "$2y$", 5)}});
+  ASSERT_TRUE(made.ok()) << made.error().message;
+  BasicAuth& a = **made;
+  EXPECT_FALSE(a.Check(BasicHeader("prometheus:wrong")));
+  EXPECT_FALSE(a.Check(BasicHeader("nobody:wrong")));
+  EXPECT_EQ(a.bcrypt_work(), 2u << 5);
+}
+
 }  // namespace
 }  // namespace gpuattr::http

@@ -59,6 +59,7 @@ TEST(BodyLimits, DefaultsAreDesignSection10s) {
   EXPECT_EQ(l.devices_per_node, 128u);
   EXPECT_EQ(l.pods_per_device, 64u);
   EXPECT_EQ(l.models_per_server, 16u);
+  EXPECT_EQ(l.labels, 1'000'000u);
 }
 
 TEST(BodyLimits, BodyBytes) {
@@ -73,6 +74,34 @@ TEST(BodyLimits, Samples) {
   ExpectRead(body, BodyKind::kDcgm, With(&BodyLimits::samples, 5));
   ExpectRejected(body, BodyKind::kDcgm, With(&BodyLimits::samples, 4), "samples",
                  "rejected whole: 5 samples, over the limit of 4");
+}
+
+TEST(BodyLimits, Labels) {
+  const std::string body = Devices(5);  // two labels a line
+  ExpectRead(body, BodyKind::kDcgm, With(&BodyLimits::labels, 10));
+  ExpectRejected(body, BodyKind::kDcgm, With(&BodyLimits::labels, 9), "labels",
+                 "rejected whole: more than 9 labels, over the limit of 9");
+}
+
+// A body of tiny labels (`a0="",` is 6 bytes, a label view 32) stops at the label limit: the
+// parse tables stay bounded by it, not by the body.
+TEST(BodyLimits, TinyLabelsStopAtTheLabelLimit) {
+  std::string line = "vllm:num_requests_running{model_name=\"m\"";
+  for (int i = 0; i < 100; ++i) line += ",a" + std::to_string(i) + "=\"\"";
+  line += "} 1\n";
+  std::string body;
+  while (body.size() < (4u << 20)) body += line;  // ~24,000 lines, 2.4 million labels
+  expo::Exposition ex;
+  expo::Limits parse;
+  parse.max_labels = 100'000;
+  expo::Parse(body, ex, parse);
+  EXPECT_TRUE(ex.label_limit_hit);
+  EXPECT_EQ(ex.labels.size(), 99'990u);  // 990 lines of 101 labels; the 991st is not kept
+  EXPECT_EQ(ex.samples.size(), 990u);
+  ExpectRejected(body, BodyKind::kVllm, With(&BodyLimits::labels, 100'000), "labels",
+                 "more than 100000 labels");
+  ExpectRead(body.substr(0, 990 * line.size()), BodyKind::kVllm,
+             With(&BodyLimits::labels, 100'000));
 }
 
 TEST(BodyLimits, DevicesPerNode) {

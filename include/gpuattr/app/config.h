@@ -71,6 +71,7 @@ struct LimitsConfig {
   int pods_per_device = 0;
   int models_per_server = 0;
   uint64_t total_bytes = 0;  // per cycle, every exporter together
+  int labels = 0;            // of the samples kept from one body
   // One query-API answer covers every node: its own cap (the per-node limits apply per node).
   uint64_t query_api_body_bytes = 0;
   bool operator==(const LimitsConfig&) const = default;

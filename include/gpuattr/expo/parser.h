@@ -72,6 +72,12 @@ struct Limits {
   // Parsing stops at the first sample beyond this many (which is not kept) and sets
   // Exposition::sample_limit_hit: memory stays bounded by the limit, not by the body.
   size_t max_samples = SIZE_MAX;
+  // The same for the labels of the samples kept: parsing stops at the first sample that would
+  // take them past this many (it is not kept) and sets Exposition::label_limit_hit.
+  size_t max_labels = SIZE_MAX;
+  // TYPE lines are checked either way; false: not kept in Exposition::types (a reader that
+  // never looks at them does not pay for a body of TYPE lines).
+  bool keep_types = true;
   // Use the bitmask fast path for plain label sets. Results are identical either way; off only
   // for differential tests and fuzzing of the general path.
   bool fast_path = true;
@@ -81,11 +87,14 @@ struct Exposition {
   std::vector<Sample> samples;
   std::vector<Label> labels;
   std::vector<TypeDecl> types;
-  std::vector<ParseError> errors;     // the first Limits::max_errors_kept
-  size_t error_count = 0;             // all malformed lines, kept or not
-  bool truncated = false;             // body exceeded max_body_bytes; the prefix was parsed
-  bool sample_limit_hit = false;      // more than max_samples samples: parsing stopped there
-  std::deque<std::string> unescaped;  // stable storage for label values that had escapes
+  std::vector<ParseError> errors;  // the first Limits::max_errors_kept
+  size_t error_count = 0;          // all malformed lines, kept or not
+  bool truncated = false;          // body exceeded max_body_bytes; the prefix was parsed
+  bool sample_limit_hit = false;   // more than max_samples samples: parsing stopped there
+  bool label_limit_hit = false;    // more than max_labels labels: parsing stopped there
+  // Stable storage for the names and label values with escapes of what is kept (a line that is
+  // rejected leaves none behind).
+  std::deque<std::string> unescaped;
 
   std::span<const Label> LabelsOf(const Sample& s) const {
     return {labels.data() + s.label_begin, s.label_count};

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <array>
+#include <atomic>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -40,9 +42,13 @@ class BasicAuth {
   static Result<std::unique_ptr<BasicAuth>> Make(std::vector<BcryptUser> users);
 
   // True when `header` ("Basic base64(user:password)", scheme case-insensitive) names a user
-  // whose hash matches the password. An unknown user costs a bcrypt check too (no user
-  // enumeration by timing); remembered passwords are compared in constant time.
+  // whose hash matches the password. Every check that runs bcrypt runs 2^(highest configured
+  // cost) rounds, whatever the user's own cost and for unknown users too (no user enumeration by
+  // timing); remembered passwords are compared in constant time.
   bool Check(std::string_view header);
+
+  // The bcrypt rounds (2^cost per hash computed) Check has run so far: what makes its time.
+  uint64_t bcrypt_work() const { return work_.load(); }
 
   // Check without bcrypt, in microseconds: kAccepted for a user's remembered password, kRejected
   // for a header that names no user and password, else kNeedsBcrypt (unknown users too, so that
@@ -65,6 +71,8 @@ class BasicAuth {
 
   std::map<std::string, User, std::less<>> users_;
   std::string dummy_hash_;  // checked for unknown users, at the highest configured cost
+  int max_cost_ = 4;
+  std::atomic<uint64_t> work_{0};
   std::array<unsigned char, 32> key_{};
   std::mutex mu_;  // guards User::remembered and password_mac
 };

@@ -20,6 +20,9 @@ struct BodyLimits {
   // Body bytes read in one cycle, every exporter together (scrape/read.cc, ReadPods): the reads
   // that would start past it wait for the next cycle, first in line then.
   size_t total_bytes = 256u << 20;
+  // Labels of the samples kept from one body: what the parse tables hold besides the samples
+  // (32 bytes each), which a body of tiny labels (`a="",`) could otherwise make 6 times its size.
+  size_t labels = 1'000'000;
 
   // No limit at all: for tests and tools that read trusted captures.
   static BodyLimits Unlimited();
