@@ -46,11 +46,11 @@ class Parser {
   }
 
   void Fail(uint32_t line, const Failure& f) {
-    DropUnescaped();  // a rejected line keeps nothing
     ++out_.error_count;
     if (out_.errors.size() < limits_.max_errors_kept) {
       out_.errors.push_back(ParseError{line, detail::Describe(f, limits_)});
     }
+    DropUnescaped();  // a rejected line keeps nothing; only now: f.token may view these strings
   }
 
  private:

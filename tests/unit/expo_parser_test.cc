@@ -340,6 +340,16 @@ TEST(ExpoParserErrors, HelpAndType) {
   ExpectOneError("# TYPE foo bar\n", 1, "invalid metric type \"bar\"");
 }
 
+// The faulting token can be a string the line unescaped, which the rejected line then drops: the
+// reason is written first (the fuzz smoke found a use-after-free here; ASan builds catch it).
+TEST(ExpoParserErrors, ReasonsQuoteUnescapedTokensOfTheRejectedLine) {
+  ExpectOneError("a{\"label\\\"with_a_long_escaped_name\"=\"1\" x} 2\n", 1,
+                 "expected ',' or '}' after the value of label "
+                 "\"label\\\"with_a_long_escaped_name\"");
+  ExpectOneError("# TYPE \"family\\\"with_a_long_escaped_name\"\n", 1,
+                 "TYPE line for \"family\\\"with_a_long_escaped_name\" without a type");
+}
+
 TEST(ExpoParserErrors, ControlBytesAreEscapedInReasons) {
   ExpectOneError("a \x01\x7f\n", 1, "invalid number \"\\x01\\x7f\"");
   std::string long_token(100, 'z');
