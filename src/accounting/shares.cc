@@ -21,7 +21,14 @@ using attribution::Sharing;
 // Pods by pointer (into the attribution's links, DRA's index or the allocation, which outlive a
 // ShareCards call): 16,000 pods' names are not copied three times a cycle (docs/performance.md).
 using PodRef = const kube::PodId*;
-using Weights = std::vector<std::pair<PodRef, double>>;
+// A pod's weight on one device; `uid` its UID when the sharer knows it already (the exporter's
+// links), else null (looked up once it is in the output).
+struct Weight {
+  PodRef pod;
+  const std::string* uid;
+  double x;
+};
+using Weights = std::vector<Weight>;
 struct PodRefLess {
   bool operator()(PodRef a, PodRef b) const { return *a < *b; }
 };
@@ -29,9 +36,9 @@ struct PodRefLess {
 // A device never gives away more than itself.
 void Normalise(Weights& w) {
   double sum = 0;
-  for (const auto& [pod, x] : w) sum += x;
+  for (const Weight& p : w) sum += p.x;
   if (sum > 1)
-    for (auto& [pod, x] : w) x /= sum;
+    for (Weight& p : w) p.x /= sum;
 }
 
 // A node with a nvidia.com/mig-* resource hands its slices out by profile (mig.strategy=mixed).
@@ -74,7 +81,8 @@ class Sharer {
         kind_of_(in.attribution.devices.size()),
         dra_(kube::IndexDraGpus(in.objects)) {
     for (const PodDevice& l : in.attribution.pod_devices) links_[l.device].push_back(&l);
-    LargestSlices();
+    ResolveUids();
+    SliceCountsByModel();
     IndexKinds();
     // Replicas matter on time-sliced kinds only: on whole GPUs and MIG slices, no index.
     if (std::any_of(kinds_.begin(), kinds_.end(), [](const Kind& k) { return k.replicas > 1; }))
@@ -84,50 +92,85 @@ class Sharer {
       }
   }
 
-  // The device's share of its card: a whole GPU its gpu_equivalents (1; 0 beside slices), a MIG
-  // slice g/G with G the model's slice count, else the largest g of the model's slices seen,
-  // never less than Σg of the card's slices.
-  double CardShare(const Device& d) const {
-    if (!d.id.gpu_instance) return d.gpu_equivalents;
-    const attribution::Card& card = in_.attribution.cards[d.card];
+  // G of the card: the model's slice count, else the largest g of the model's slices seen,
+  // never less than Σg of the card's slices. 0 when the card has no slices.
+  int SliceCount(const attribution::Card& card) const {
     int g_total = 0;
     for (size_t i : card.devices)
       if (in_.attribution.devices[i].id.gpu_instance)
         g_total += attribution::ComputeSize(in_.attribution.devices[i].mig_profile);
-    int slices = KnownSliceCount(card.model);
-    if (slices == 0) {
-      auto it = largest_g_.find(card.model);
-      slices = it == largest_g_.end() ? 0 : it->second;
-    }
-    slices = std::max(slices, g_total);
+    if (g_total == 0) return 0;
+    auto it = slices_by_model_.find(card.model);
+    return std::max(it == slices_by_model_.end() ? 0 : it->second, g_total);
+  }
+
+  // The device's share of its card (`slices` its card's SliceCount): a whole GPU its
+  // gpu_equivalents (1; 0 beside slices), a MIG slice g/G.
+  static double CardShare(const Device& d, int slices) {
+    if (!d.id.gpu_instance) return d.gpu_equivalents;
     return slices > 0 ? static_cast<double>(attribution::ComputeSize(d.mig_profile)) / slices : 0;
   }
 
   // No exporter names a pod on the device: a whole GPU that DRA hands out goes to its holders,
   // on allocation and (an exclusive GPU) memory. A slice's DRA device cannot be told from its
-  // card's other slices of the same profile: idle.
-  Weights DraHolders(size_t i) const {
+  // card's other slices of the same profile: idle. Appends to `w`.
+  void DraHolders(size_t i, Weights& w) const {
     const Device& d = in_.attribution.devices[i];
-    Weights w;
-    if (d.id.gpu_instance || !links_[i].empty()) return w;
+    if (d.id.gpu_instance || !links_[i].empty()) return;
     auto dra = dra_.by_uuid.find(d.uuid);
     if (dra != dra_.by_uuid.end())
       for (const kube::PodId& pod : dra->second)
-        w.emplace_back(&pod, 1.0 / static_cast<double>(dra->second.size()));
-    return w;
+        w.push_back({&pod, nullptr, 1.0 / static_cast<double>(dra->second.size())});
   }
 
-  Weights Allocation(size_t i) const;
-  Weights Memory(size_t i) const;
-  Weights Usage(size_t i) const;
+  // Each basis' weights of device i, into `w` (cleared first: one buffer serves every device).
+  void Allocation(size_t i, Weights& w) const;
+  void Memory(size_t i, Weights& w) const;
+  void Usage(size_t i, Weights& w) const;
 
  private:
-  void LargestSlices() {
+  // The UID of a link's pod (empty when its object is unknown).
+  const std::string* UidOf(const PodDevice* l) const {
+    return link_uid_[static_cast<size_t>(l - in_.attribution.pod_devices.data())];
+  }
+
+  // The UIDs of the links' pods, found by walking the pod objects along with the links (both
+  // sorted): a step or two per pod instead of a tree lookup (docs/performance.md). Where the two
+  // orders part ("a-b/x" sorts before "a/x" as a key, after it as a pod) or the walk would be
+  // long (pods without GPUs between), the key is looked up.
+  void ResolveUids() {
+    static const std::string kNone;
+    const std::map<std::string, kube::Pod>& pods = in_.objects.pods;
+    auto at = pods.begin();
+    std::string key;
+    const std::string* uid = &kNone;
+    const kube::PodId* last = nullptr;
+    link_uid_.reserve(in_.attribution.pod_devices.size());
+    for (const PodDevice& l : in_.attribution.pod_devices) {
+      if (last == nullptr || !(l.pod == *last)) {
+        last = &l.pod;
+        key.assign(l.pod.namespace_).append("/").append(l.pod.name);
+        for (int step = 0; at != pods.end() && at->first < key && step < 4; ++step) ++at;
+        if (at == pods.end() || at->first != key) at = pods.lower_bound(key);
+        uid = at != pods.end() && at->first == key ? &at->second.uid : &kNone;
+      }
+      link_uid_.push_back(uid);
+    }
+  }
+
+  // Per model of the cards with slices: its known slice count, else the largest g of its slices
+  // seen (once per model, not per device: the model name is upper-cased and searched).
+  void SliceCountsByModel() {
+    std::map<std::string_view, int> largest_g;
     for (const Device& d : in_.attribution.devices)
       if (d.id.gpu_instance) {
-        int& g = largest_g_[in_.attribution.cards[d.card].model];
+        int& g = largest_g[in_.attribution.cards[d.card].model];
         g = std::max(g, attribution::ComputeSize(d.mig_profile));
       }
+    for (const auto& [model, g] : largest_g) {
+      const int known = KnownSliceCount(model);
+      slices_by_model_.emplace(model, known > 0 ? known : g);
+    }
   }
   // Each device's kind, and what the kinds hold. A node's labels are read once per kind, not
   // once per device.
@@ -178,20 +221,22 @@ class Sharer {
 
   const AccountingInput& in_;
   std::vector<std::vector<const PodDevice*>> links_;  // by device
+  std::vector<const std::string*> link_uid_;          // by link (Attribution::pod_devices)
   std::vector<size_t> kind_of_;                       // by device: its index in kinds_
   std::vector<Kind> kinds_;
   kube::DraGpuIndex dra_;  // DRA's holders of whole GPUs
   std::map<PodRef, const allocation::ResourceCounts*, PodRefLess> replicas_;
   std::unordered_map<std::string_view, std::vector<const allocation::PodRequest*>>
       requests_by_node_;
-  std::map<std::string, int> largest_g_;  // card model → largest g among its slices
+  std::map<std::string_view, int> slices_by_model_;  // card model (of cards with slices) → G
 };
 
 // Holders known from the exporter: a time-sliced device with r replicas gives each holder 1/r per
 // replica it holds on it (its replicas spread over the devices it is seen on), evenly when r is
 // unknown; an exclusive GPU or slice goes to its holder. Replica holders no exporter ties to a
 // device share the node's devices of that kind as one pool (AddPool).
-Weights Sharer::Allocation(size_t i) const {
+void Sharer::Allocation(size_t i, Weights& w) const {
+  w.clear();
   const Kind& kind = kinds_[kind_of_[i]];
   const int64_t r = kind.replicas;
   // The holders: every link but those the scheduler handed nothing (two passes, no list).
@@ -202,7 +247,7 @@ Weights Sharer::Allocation(size_t i) const {
       ++holders;
       shared = shared || attribution::IsShared(l->sharing);
     }
-  Weights w = holders == 0 ? DraHolders(i) : Weights{};
+  if (holders == 0) DraHolders(i, w);
   for (const PodDevice* l : links_[i]) {
     if (l->sharing == Sharing::kUnrequested) continue;
     double x = 1.0 / static_cast<double>(holders);
@@ -214,11 +259,10 @@ Weights Sharer::Allocation(size_t i) const {
       x = held > 0 ? static_cast<double>(held) / on / static_cast<double>(r)
                    : 1.0 / static_cast<double>(r);
     }
-    w.emplace_back(&l->pod, x);
+    w.push_back({&l->pod, UidOf(l), x});
   }
   if (r > 1 && !kind.hami) AddPool(i, w);
   Normalise(w);
-  return w;
 }
 
 // Each replica no exporter places holds 1/(r·n) of each of the node's n devices of its kind.
@@ -230,24 +274,24 @@ void Sharer::AddPool(size_t i, Weights& w) const {
   for (const allocation::PodRequest* p : on_node->second) {
     if (kind.linked.count(&p->pod)) continue;
     const int64_t held = Replicas(p->pod, kind.resource);
-    if (held > 0) w.emplace_back(&p->pod, static_cast<double>(held) / (r * n));
+    if (held > 0) w.push_back({&p->pod, nullptr, static_cast<double>(held) / (r * n)});
   }
 }
 
 // The attribution's share of the device: memory used ÷ total on a shared device (else evenly),
 // the whole device for the one pod of an exclusive GPU or slice.
-Weights Sharer::Memory(size_t i) const {
-  Weights w = DraHolders(i);
-  for (const PodDevice* l : links_[i]) w.emplace_back(&l->pod, l->share);
+void Sharer::Memory(size_t i, Weights& w) const {
+  w.clear();
+  DraHolders(i, w);
+  for (const PodDevice* l : links_[i]) w.push_back({&l->pod, UidOf(l), l->share});
   Normalise(w);
-  return w;
 }
 
 // The device's utilisation, divided among its pods by memory used (normalised), else evenly.
-Weights Sharer::Usage(size_t i) const {
+void Sharer::Usage(size_t i, Weights& w) const {
+  w.clear();
   const Device& d = in_.attribution.devices[i];
-  Weights w;
-  if (!d.utilization || links_[i].empty()) return w;
+  if (!d.utilization || links_[i].empty()) return;
   const double u = std::clamp(*d.utilization, 0.0, 1.0);
   double memory = 0;
   bool known = true;
@@ -258,51 +302,87 @@ Weights Sharer::Usage(size_t i) const {
   for (const PodDevice* l : links_[i]) {
     const double part = known && memory > 0 ? *l->memory_used_bytes / memory
                                             : 1.0 / static_cast<double>(links_[i].size());
-    w.emplace_back(&l->pod, u * part);
+    w.push_back({&l->pod, UidOf(l), u * part});
   }
   Normalise(w);
-  return w;
 }
 
-CardAccount ShareCard(const AccountingInput& in, const Sharer& sharer, size_t ci) {
+// Every (pod, basis, part of the card) of one card, then summed per pod: sorted rather than a map
+// of pods, so that no pod's name is copied until it is in the output.
+struct Part {
+  PodRef pod;
+  const std::string* uid;
+  Basis basis;
+  double x;
+};
+
+struct PodSum {
+  PodRef pod;
+  const std::string* uid;
+  PerBasis v{};
+};
+
+// Buffers one ShareCards call reuses from card to card (8,000 cards: no allocation per device).
+struct Scratch {
+  Weights weights;
+  std::vector<Part> parts;
+  std::vector<PodSum> pods;
+};
+
+CardAccount ShareCard(const AccountingInput& in, const Sharer& sharer, size_t ci,
+                      Scratch& scratch) {
   const attribution::Card& card = in.attribution.cards[ci];
   CardAccount out;
   out.node = card.node;
   out.gpu = card.gpu;
   out.uuid = card.uuid;
   out.model = card.model;
-  // Every (pod, basis, hours) part, then summed per pod: sorted rather than a map of pods, so
-  // that no pod's name is copied until it is in the output. The sort is stable: each pod's parts
-  // add up in the order they came.
-  struct Part {
-    PodRef pod;
-    Basis basis;
-    double x;
-  };
-  std::vector<Part> parts;
+  // The sort below is stable: each pod's parts add up in the order they came.
+  std::vector<Part>& parts = scratch.parts;
+  parts.clear();
+  const int slices = sharer.SliceCount(card);
   for (size_t i : card.devices) {
     const Device& d = in.attribution.devices[i];
-    const double share = sharer.CardShare(d);
+    const double share = Sharer::CardShare(d, slices);
     if (!d.utilization && share > 0) out.usage_measured = false;
-    const std::pair<Basis, Weights> by_basis[] = {{Basis::kAllocation, sharer.Allocation(i)},
-                                                  {Basis::kMemory, sharer.Memory(i)},
-                                                  {Basis::kUsage, sharer.Usage(i)}};
-    for (const auto& [basis, weights] : by_basis)
-      for (const auto& [pod, x] : weights) parts.push_back({pod, basis, share * x});
+    for (Basis basis : kAllBases) {
+      Weights& weights = scratch.weights;
+      switch (basis) {
+        case Basis::kAllocation:
+          sharer.Allocation(i, weights);
+          break;
+        case Basis::kMemory:
+          sharer.Memory(i, weights);
+          break;
+        case Basis::kUsage:
+          sharer.Usage(i, weights);
+          break;
+      }
+      for (const Weight& w : weights) parts.push_back({w.pod, w.uid, basis, share * w.x});
+    }
   }
+  // A pod's parts mostly come by the same pointer (one link, three bases): compared by address
+  // first, its name is not read three times over.
   std::stable_sort(parts.begin(), parts.end(),
-                   [](const Part& a, const Part& b) { return *a.pod < *b.pod; });
-  std::vector<std::pair<PodRef, PerBasis>> pods;
+                   [](const Part& a, const Part& b) { return a.pod != b.pod && *a.pod < *b.pod; });
+  std::vector<PodSum>& pods = scratch.pods;
+  pods.clear();
   for (const Part& part : parts) {
-    if (pods.empty() || !(*pods.back().first == *part.pod)) pods.emplace_back(part.pod, PerBasis{});
-    At(pods.back().second, part.basis) += part.x;
+    if (pods.empty() || (pods.back().pod != part.pod && !(*pods.back().pod == *part.pod)))
+      pods.push_back({part.pod, nullptr});
+    if (pods.back().uid == nullptr) pods.back().uid = part.uid;
+    At(pods.back().v, part.basis) += part.x;
   }
   PerBasis used{};
-  for (const auto& [pod, v] : pods) {
-    if (std::all_of(v.begin(), v.end(), [](double x) { return x <= 0; })) continue;
-    const kube::Pod* obj = in.objects.FindPod(pod->namespace_, pod->name);
-    out.pods.push_back({*pod, obj ? obj->uid : std::string(), v});
-    for (size_t b = 0; b < kBases; ++b) used[b] += v[b];
+  for (const PodSum& p : pods) {
+    if (std::all_of(p.v.begin(), p.v.end(), [](double x) { return x <= 0; })) continue;
+    const std::string* uid = p.uid;
+    if (uid == nullptr) {  // a holder no exporter names (DRA, unplaced replicas)
+      const kube::Pod* obj = in.objects.FindPod(p.pod->namespace_, p.pod->name);
+      uid = obj ? &obj->uid : nullptr;
+    }
+    out.pods.push_back({*p.pod, uid ? *uid : std::string(), p.v});
+    for (size_t b = 0; b < kBases; ++b) used[b] += p.v[b];
   }
   // Shares that add up to the whole card leave rounding dust, not negative idle.
   for (size_t b = 0; b < kBases; ++b) out.idle[b] = std::max(0.0, 1.0 - used[b]);
@@ -313,10 +393,11 @@ CardAccount ShareCard(const AccountingInput& in, const Sharer& sharer, size_t ci
 
 std::vector<CardAccount> ShareCards(const AccountingInput& input) {
   const Sharer sharer(input);
+  Scratch scratch;
   std::vector<CardAccount> out;
   out.reserve(input.attribution.cards.size());
   for (size_t ci = 0; ci < input.attribution.cards.size(); ++ci)
-    out.push_back(ShareCard(input, sharer, ci));
+    out.push_back(ShareCard(input, sharer, ci, scratch));
   return out;
 }
 

@@ -2,7 +2,6 @@
 // shares over the interval since the previous successful cycle, for the cards and pods that
 // cycle saw too. Pods that leave keep what they accrued in their namespace, as energy does.
 #include <algorithm>
-#include <deque>
 #include <iterator>
 #include <string_view>
 #include <unordered_map>
@@ -17,9 +16,82 @@ namespace {
 using accounting::kBases;
 using accounting::PerBasis;
 
-std::string CardKey(const accounting::CardAccount& c) {
-  return c.node + "/" + (c.uuid.empty() ? c.gpu : c.uuid);
+// A card's key "node/uuid" (else "node/gpu"), built into `buffer` (one buffer for every card).
+std::string_view CardKey(const accounting::CardAccount& c, std::string& buffer) {
+  buffer.assign(c.node).append("/").append(c.uuid.empty() ? c.gpu : c.uuid);
+  return buffer;
 }
+
+// A pod's key: its UID, else "namespace/name" built into `buffer`.
+std::string_view PodKey(const accounting::PodAccount& p, std::string& buffer) {
+  if (!p.uid.empty()) return p.uid;
+  buffer = p.pod.Text();
+  return buffer;
+}
+
+// How far ahead of where it stands a cycle looks in the last cycle's order before it looks the
+// key up: a few pods that left are stepped over without a lookup.
+constexpr size_t kLookahead = 4;
+
+// One cycle's keys met against a KeySet that ends holding exactly them (the cards or pods this
+// cycle saw): Meet says whether the set held the key (the last accounted cycle saw it). It tries
+// the last cycle's order first (a few comparisons: the steady state meets every key in the same
+// order), then the set. Keys new this cycle are added at Finish, so a key is new however often
+// this cycle meets it.
+class KeyPass {
+ public:
+  KeyPass(KeySet& set, std::vector<const std::string*>& order)
+      : set_(set), order_(order), last_(std::move(order)) {
+    next_.reserve(last_.size());
+  }
+
+  bool Meet(std::string_view key) {
+    for (size_t k = cursor_; k < last_.size() && k < cursor_ + kLookahead; ++k)
+      if (*last_[k] == key) {
+        in_order_ += k == cursor_;
+        cursor_ = k + 1;
+        next_.push_back(last_[k]);
+        return true;
+      }
+    if (auto it = set_.find(key); it != set_.end()) {
+      next_.push_back(&*it);
+      return true;
+    }
+    added_.emplace_back(next_.size(), std::string(key));
+    next_.push_back(nullptr);
+    return false;
+  }
+
+  // The set becomes the keys met (unchanged when every key came in the last cycle's order, or
+  // the last cycle's order is not known and nothing was met of a set already empty), and the
+  // order of this cycle is kept for the next.
+  void Finish() {
+    const bool same = added_.empty() && in_order_ == next_.size() && next_.size() == last_.size() &&
+                      (!last_.empty() || set_.empty());
+    if (!same) {
+      std::vector<const std::string*> met;
+      met.reserve(next_.size());
+      for (const std::string* k : next_)
+        if (k != nullptr) met.push_back(k);
+      std::sort(met.begin(), met.end(), std::less<>());
+      for (auto it = set_.begin(); it != set_.end();)
+        it = std::binary_search(met.begin(), met.end(), &*it, std::less<>()) ? std::next(it)
+                                                                             : set_.erase(it);
+      for (auto& [at, key] : added_) next_[at] = &*set_.insert(std::move(key)).first;
+    }
+    order_ = std::move(next_);
+  }
+
+ private:
+  KeySet& set_;
+  std::vector<const std::string*>& order_;
+  std::vector<const std::string*> last_, next_;
+  std::vector<std::pair<size_t, std::string>> added_;  // (place in next_, key)
+  size_t cursor_ = 0;                                  // in last_
+  size_t in_order_ = 0;                                // keys met at the cursor
+};
+
+using RecordEntry = std::pair<const kube::PodId, PodHoursRecord>;
 
 // Adds `value` × `hours` GPU-hours (and their cost at `price`, when priced) to `into`.
 void Accrue(GpuHours& into, const PerBasis& value, double hours,
@@ -36,18 +108,35 @@ void Accrue(GpuHours& into, const PerBasis& value, double hours,
 // is the same pod as last cycle's record (node and UID agree; an unknown UID agrees with any), or
 // started again at 0.
 // `first` says whether this is the record's first claim this cycle.
+// The records come in the last cycle's order when nothing changed (`order`: tried first, from
+// `cursor`); the record claimed is appended to `next`.
 PodHoursRecord& ClaimPod(std::map<kube::PodId, PodHoursRecord>& records,
+                         const std::vector<RecordEntry*>& order, size_t& cursor,
+                         std::vector<RecordEntry*>& next,
                          std::unordered_set<const PodHoursRecord*>& claimed,
                          const accounting::PodAccount& p, const std::string& node, bool& first) {
-  auto [it, added] = records.try_emplace(p.pod);
-  PodHoursRecord& rec = it->second;
+  RecordEntry* entry = nullptr;
+  bool added = false;
+  for (size_t k = cursor; k < order.size() && k < cursor + kLookahead; ++k)
+    if (order[k]->first == p.pod) {
+      entry = order[k];
+      cursor = k + 1;
+      break;
+    }
+  if (entry == nullptr) {
+    auto [it, was_added] = records.try_emplace(p.pod);
+    entry = &*it;
+    added = was_added;
+  }
+  next.push_back(entry);
+  PodHoursRecord& rec = entry->second;
   first = claimed.insert(&rec).second;
   if (!first) return rec;
   const bool same =
       !added && rec.node == node && (rec.uid.empty() || p.uid.empty() || rec.uid == p.uid);
   if (!same) {
     rec = PodHoursRecord{p.uid, node, {}};
-  } else if (!p.uid.empty()) {
+  } else if (!p.uid.empty() && rec.uid != p.uid) {
     rec.uid = p.uid;
   }
   return rec;
@@ -66,34 +155,6 @@ void DropDepartedPods(std::map<kube::PodId, PodHoursRecord>& records,
     return there == in_cluster->end() ||
            (!rec.uid.empty() && !there->second.empty() && rec.uid != there->second);
   });
-}
-
-// One cycle's keys (cards' "node/uuid", pods' UIDs) as views, and how many of them the last
-// cycle's set held (counted for the pods only: the cards always sort). A view is of a string the
-// cycle's cards hold (a pod's UID) or of one kept in `owned` (built keys): 16,000 UIDs a cycle
-// are not copied unless the set changes (docs/performance.md).
-struct CycleKeys {
-  std::vector<std::string_view> keys;
-  std::deque<std::string> owned;  // a deque: views of its strings stay valid as it grows
-  size_t known = 0;
-  std::string_view Own(std::string key) { return owned.emplace_back(std::move(key)); }
-};
-
-// A pod's key: its UID, else "namespace/name".
-std::string_view PodKey(const accounting::PodAccount& p, CycleKeys& keys) {
-  return p.uid.empty() ? keys.Own(p.pod.Text()) : std::string_view(p.uid);
-}
-
-// The cycle's keys as the set, reusing `set` when it holds the same strings already: when the
-// keys are `distinct`, every one of them was known and there are as many, nothing changed (the
-// steady state: no sort, no new set).
-void AssignSorted(KeySet& set, CycleKeys&& cycle, bool distinct) {
-  std::vector<std::string_view>& now = cycle.keys;
-  if (distinct && cycle.known == now.size() && now.size() == set.size()) return;
-  std::sort(now.begin(), now.end());
-  now.erase(std::unique(now.begin(), now.end()), now.end());
-  if (set.size() == now.size() && std::equal(now.begin(), now.end(), set.begin())) return;
-  set = KeySet(now.begin(), now.end());
 }
 
 // A namespace's counters this cycle, found once per namespace rather than once per pod.
@@ -125,21 +186,35 @@ struct Interval {
 
 // One card's shares over the interval: to its pods (this cycle's records in `pods`), their
 // namespaces and the node's idle, in the counters and in the day's totals.
-void AccrueCard(AccountingState& s, const accounting::CardAccount& c, std::string_view card_key,
-                const std::optional<double>& price, const Interval& in,
-                std::unordered_set<const PodHoursRecord*>& claimed, CycleKeys& pods_now,
+// One cycle's pass over the ledger's keys and records (Ledger::CycleOrder).
+struct CyclePass {
+  CyclePass(AccountingState& s, std::vector<const std::string*>& card_order,
+            std::vector<const std::string*>& pod_order,
+            const std::vector<RecordEntry*>& records_order)
+      : cards(s.cards, card_order), pods(s.pods, pod_order), record_order(records_order) {
+    records.reserve(record_order.size());
+    claimed.reserve(s.pod_hours.size());
+  }
+  KeyPass cards, pods;
+  const std::vector<RecordEntry*>& record_order;
+  size_t record_cursor = 0;
+  std::vector<RecordEntry*> records;  // claimed this cycle, in order (with repeats)
+  std::unordered_set<const PodHoursRecord*> claimed;
+  std::string key_buffer;
+};
+
+void AccrueCard(AccountingState& s, const accounting::CardAccount& c, bool card_seen,
+                const std::optional<double>& price, const Interval& in, CyclePass& pass,
                 NamespacesSeen& namespaces) {
-  const bool card_accrues = in.accrues && s.cards.find(card_key) != s.cards.end();
+  const bool card_accrues = in.accrues && card_seen;
   PerBasis idle = c.idle;
   for (const accounting::PodAccount& p : c.pods) {
     bool first = false;
-    PodHoursRecord& rec = ClaimPod(s.pod_hours, claimed, p, c.node, first);
-    const std::string_view key = PodKey(p, pods_now);
-    const bool pod_seen = s.pods.find(key) != s.pods.end();
-    if (first) {  // one key per pod, however many cards it is on
-      pods_now.known += pod_seen;
-      pods_now.keys.push_back(key);
-    }
+    PodHoursRecord& rec = ClaimPod(s.pod_hours, pass.record_order, pass.record_cursor, pass.records,
+                                   pass.claimed, p, c.node, first);
+    // One key per pod, however many cards it is on; the later cards ask the set.
+    const std::string_view key = PodKey(p, pass.key_buffer);
+    const bool pod_seen = first ? pass.pods.Meet(key) : s.pods.find(key) != s.pods.end();
     NamespaceCounters& counters = namespaces[p.pod.namespace_];
     if (counters.total == nullptr) {
       counters.total = &s.namespace_hours[p.pod.namespace_];
@@ -191,22 +266,20 @@ void Ledger::RecordGpuHours(const std::vector<accounting::CardAccount>& cards,
   }
   s.namespace_labels = params_.namespace_labels;
   if (!cards.empty()) in.day = &s.days[DayOf(now)];
-  CycleKeys cards_now, pods_now;
-  cards_now.keys.reserve(cards.size());
-  pods_now.keys.reserve(s.pod_hours.size());
-  std::unordered_set<const PodHoursRecord*> claimed;
-  claimed.reserve(s.pod_hours.size());
+  CyclePass pass(s, order_.cards, order_.pods, order_.records);
+  std::string card_key;
   NamespacesSeen namespaces;
   for (size_t ci = 0; ci < cards.size(); ++ci) {
     const accounting::CardAccount& c = cards[ci];
     const std::optional<double> price = ci < prices.size() ? prices[ci] : std::nullopt;
     if (price) view.card_prices.push_back({c.node, c.gpu, c.uuid, c.model, *price});
-    cards_now.keys.push_back(cards_now.Own(CardKey(c)));
-    AccrueCard(s, c, cards_now.keys.back(), price, in, claimed, pods_now, namespaces);
+    const bool card_seen = pass.cards.Meet(CardKey(c, card_key));
+    AccrueCard(s, c, card_seen, price, in, pass, namespaces);
   }
   if (in.day) RecordDayLabels(*in.day, namespace_labels);
   KeepDays(s.days, DayOf(now), params_.retention_days);
-  DropDepartedPods(s.pod_hours, claimed, in_cluster);
+  DropDepartedPods(s.pod_hours, pass.claimed, in_cluster);
+  order_.records = std::move(pass.records);  // every one claimed: none was dropped
   // Records are sorted by namespace first: one lookup per namespace, not per pod.
   const std::string* last_namespace = nullptr;
   for (const auto& [id, rec] : s.pod_hours)
@@ -216,10 +289,8 @@ void Ledger::RecordGpuHours(const std::vector<accounting::CardAccount>& cards,
     }
   ForgetStale(s.namespace_hours, now, params_.namespace_retention_seconds);
   ForgetStale(s.node_idle, now, params_.namespace_retention_seconds);
-  // A pod's key is its UID (unique in a cluster) and there is one per claimed record: distinct.
-  // Two cards could share a key only through a duplicated UUID: the cards always sort.
-  AssignSorted(s.cards, std::move(cards_now), /*distinct=*/false);
-  AssignSorted(s.pods, std::move(pods_now), /*distinct=*/true);
+  pass.cards.Finish();
+  pass.pods.Finish();
   s.last_unix = now;
 
   view.currency = s.currency;

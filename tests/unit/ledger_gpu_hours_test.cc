@@ -4,6 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <random>
+#include <set>
+
 #include "gpuattr/ledger/ledger.h"
 #include "gpuattr/ledger/state_codec.h"
 
@@ -180,6 +183,85 @@ TEST(LedgerGpuHours, MalformedAccountingIsAnErrorNamingTheField) {
                                "hours": {"allocation": "lots"}}]}}}})");
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.error().message, ::testing::HasSubstr("accounting.pods[0].hours.allocation"));
+}
+
+namespace fastpath {
+
+// A random cycle: cards on two nodes, each with 0-3 pods drawn from a small pool (so pods come,
+// go, move between cards and come back), sometimes in another card order, sometimes with one
+// card's UUID repeated on another card, some pods without a UID.
+std::vector<CardAccount> RandomCycle(std::mt19937& rng) {
+  std::uniform_int_distribution<int> pods_on(0, 3), pool(0, 11), coin(0, 9);
+  std::vector<CardAccount> cards;
+  for (int i = 0; i < 6; ++i) {
+    CardAccount c;
+    c.node = i < 3 ? "n1" : "n2";
+    c.gpu = std::to_string(i);
+    c.uuid = "GPU-" + c.gpu;
+    std::set<int> chosen;
+    for (int k = pods_on(rng); k > 0; --k) chosen.insert(pool(rng));
+    const double share = chosen.empty() ? 0 : 1.0 / static_cast<double>(chosen.size());
+    for (int p : chosen) {
+      const std::string name = "p" + std::to_string(p);
+      c.pods.push_back({{"ns" + std::to_string(p % 3), name},
+                        p % 5 == 0 ? "" : "uid-" + name,
+                        {share, share, share / 2}});
+    }
+    for (size_t b = 0; b < accounting::kBases; ++b)
+      c.idle[b] = chosen.empty() ? 1 : b == 2 ? 0.5 : 0;
+    cards.push_back(std::move(c));
+  }
+  if (coin(rng) == 0) std::swap(cards[0], cards[1]);   // another order
+  if (coin(rng) == 0) cards[2].uuid = cards[1].uuid;   // a duplicated UUID
+  if (coin(rng) == 0) cards.erase(cards.begin() + 4);  // a card missing
+  return cards;
+}
+
+}  // namespace fastpath
+
+// The ledger meets a cycle's cards, pods and records in the last cycle's order before it looks
+// them up (Ledger::CycleOrder, docs/performance.md): that is a shortcut only. A ledger copied
+// before every cycle (a copy starts without the order: every key looked up) and one restarted
+// from its state every few cycles must hold exactly the same state after each of 400 random
+// cycles with pods coming, going and moving, cards reordered, missing and duplicated, and
+// failed cycles in between.
+TEST(LedgerGpuHours, TheLastCyclesOrderIsAShortcutOnly) {
+  std::mt19937 rng(20261204);
+  Ledger fast, restarted;
+  double now = 1000;
+  for (int cycle = 0; cycle < 400; ++cycle) {
+    SCOPED_TRACE("cycle " + std::to_string(cycle));
+    const std::vector<CardAccount> cards = fastpath::RandomCycle(rng);
+    PodUids uids;
+    for (const CardAccount& c : cards)
+      for (const accounting::PodAccount& p : c.pods) uids.emplace(p.pod, p.uid);
+    if (cycle % 17 == 5) {
+      fast.BreakInterval();
+      restarted.BreakInterval();
+    }
+    if (cycle % 7 == 3) restarted = Ledger({}, restarted.state());  // no order after a restart
+    Ledger looked_up = fast;                                        // a copy: no order
+    now += 20;
+    Step(fast, cards, now, uids);
+    Step(looked_up, cards, now, uids);
+    Step(restarted, cards, now, uids);
+    ASSERT_EQ(fast.state(), looked_up.state());
+    ASSERT_EQ(fast.state(), restarted.state());
+    // The seen sets are exactly this cycle's keys.
+    KeySet pods, card_keys;
+    for (const CardAccount& c : cards) {
+      card_keys.insert(c.node + "/" + c.uuid);
+      for (const accounting::PodAccount& p : c.pods)
+        pods.insert(p.uid.empty() ? p.pod.Text() : p.uid);
+    }
+    ASSERT_EQ(fast.state().accounting.pods, pods);
+    ASSERT_EQ(fast.state().accounting.cards, card_keys);
+  }
+  // Not vacuous: hours accrued.
+  EXPECT_FALSE(fast.state().accounting.pod_hours.empty());
+  double hours = 0;
+  for (const auto& [id, r] : fast.state().accounting.namespace_hours) hours += r.total.hours[0];
+  EXPECT_GT(hours, 1.0);
 }
 
 }  // namespace
