@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <span>
 #include <unordered_map>
 #include <utility>
 
@@ -76,11 +77,8 @@ struct KindKeyHash {
 class Sharer {
  public:
   explicit Sharer(const AccountingInput& in)
-      : in_(in),
-        links_(in.attribution.devices.size()),
-        kind_of_(in.attribution.devices.size()),
-        dra_(kube::IndexDraGpus(in.objects)) {
-    for (const PodDevice& l : in.attribution.pod_devices) links_[l.device].push_back(&l);
+      : in_(in), kind_of_(in.attribution.devices.size()), dra_(kube::IndexDraGpus(in.objects)) {
+    IndexLinks();
     ResolveUids();
     SliceCountsByModel();
     IndexKinds();
@@ -116,7 +114,7 @@ class Sharer {
   // card's other slices of the same profile: idle. Appends to `w`.
   void DraHolders(size_t i, Weights& w) const {
     const Device& d = in_.attribution.devices[i];
-    if (d.id.gpu_instance || !links_[i].empty()) return;
+    if (d.id.gpu_instance || !Links(i).empty()) return;
     auto dra = dra_.by_uuid.find(d.uuid);
     if (dra != dra_.by_uuid.end())
       for (const kube::PodId& pod : dra->second)
@@ -129,6 +127,22 @@ class Sharer {
   void Usage(size_t i, Weights& w) const;
 
  private:
+  // The links of device i (the exporter's pods on it).
+  std::span<const PodDevice* const> Links(size_t i) const {
+    return {links_.data() + link_start_[i], links_.data() + link_start_[i + 1]};
+  }
+  // The links by device in one array (a counting sort: the attribution sorts them by pod), not a
+  // vector per device: 8,000 allocations a cycle fewer.
+  void IndexLinks() {
+    const std::vector<PodDevice>& all = in_.attribution.pod_devices;
+    link_start_.assign(in_.attribution.devices.size() + 1, 0);
+    for (const PodDevice& l : all) ++link_start_[l.device + 1];
+    for (size_t i = 1; i < link_start_.size(); ++i) link_start_[i] += link_start_[i - 1];
+    links_.resize(all.size());
+    std::vector<size_t> next(link_start_.begin(), link_start_.end() - 1);
+    for (const PodDevice& l : all) links_[next[l.device]++] = &l;
+  }
+
   // The UID of a link's pod (empty when its object is unknown).
   const std::string* UidOf(const PodDevice* l) const {
     return link_uid_[static_cast<size_t>(l - in_.attribution.pod_devices.data())];
@@ -204,7 +218,7 @@ class Sharer {
       kind_of_[i] = it->second;
       ++kind.devices;
       if (kind.replicas > 1)
-        for (const PodDevice* l : links_[i])
+        for (const PodDevice* l : Links(i))
           if (l->sharing != Sharing::kUnrequested) ++kind.linked[&l->pod];
     }
   }
@@ -220,9 +234,10 @@ class Sharer {
   void AddPool(size_t i, Weights& w) const;
 
   const AccountingInput& in_;
-  std::vector<std::vector<const PodDevice*>> links_;  // by device
-  std::vector<const std::string*> link_uid_;          // by link (Attribution::pod_devices)
-  std::vector<size_t> kind_of_;                       // by device: its index in kinds_
+  std::vector<const PodDevice*> links_;  // by device: device i's are from link_start_[i] on
+  std::vector<size_t> link_start_;
+  std::vector<const std::string*> link_uid_;  // by link (Attribution::pod_devices)
+  std::vector<size_t> kind_of_;               // by device: its index in kinds_
   std::vector<Kind> kinds_;
   kube::DraGpuIndex dra_;  // DRA's holders of whole GPUs
   std::map<PodRef, const allocation::ResourceCounts*, PodRefLess> replicas_;
@@ -242,13 +257,13 @@ void Sharer::Allocation(size_t i, Weights& w) const {
   // The holders: every link but those the scheduler handed nothing (two passes, no list).
   size_t holders = 0;
   bool shared = false;
-  for (const PodDevice* l : links_[i])
+  for (const PodDevice* l : Links(i))
     if (l->sharing != Sharing::kUnrequested) {
       ++holders;
       shared = shared || attribution::IsShared(l->sharing);
     }
   if (holders == 0) DraHolders(i, w);
-  for (const PodDevice* l : links_[i]) {
+  for (const PodDevice* l : Links(i)) {
     if (l->sharing == Sharing::kUnrequested) continue;
     double x = 1.0 / static_cast<double>(holders);
     if (l->sharing == Sharing::kHami) {
@@ -283,7 +298,7 @@ void Sharer::AddPool(size_t i, Weights& w) const {
 void Sharer::Memory(size_t i, Weights& w) const {
   w.clear();
   DraHolders(i, w);
-  for (const PodDevice* l : links_[i]) w.push_back({&l->pod, UidOf(l), l->share});
+  for (const PodDevice* l : Links(i)) w.push_back({&l->pod, UidOf(l), l->share});
   Normalise(w);
 }
 
@@ -291,17 +306,17 @@ void Sharer::Memory(size_t i, Weights& w) const {
 void Sharer::Usage(size_t i, Weights& w) const {
   w.clear();
   const Device& d = in_.attribution.devices[i];
-  if (!d.utilization || links_[i].empty()) return;
+  if (!d.utilization || Links(i).empty()) return;
   const double u = std::clamp(*d.utilization, 0.0, 1.0);
   double memory = 0;
   bool known = true;
-  for (const PodDevice* l : links_[i]) {
+  for (const PodDevice* l : Links(i)) {
     known = known && l->memory_used_bytes && *l->memory_used_bytes >= 0;
     if (known) memory += *l->memory_used_bytes;
   }
-  for (const PodDevice* l : links_[i]) {
+  for (const PodDevice* l : Links(i)) {
     const double part = known && memory > 0 ? *l->memory_used_bytes / memory
-                                            : 1.0 / static_cast<double>(links_[i].size());
+                                            : 1.0 / static_cast<double>(Links(i).size());
     w.push_back({&l->pod, UidOf(l), u * part});
   }
   Normalise(w);
