@@ -285,7 +285,6 @@ TEST_F(SnapshotOutputs, DemoShowsItsGkeTimeSharedAndHamiNodes) {
   auto page = cli.Get("/");
   ASSERT_TRUE(metrics && page);
   const std::string& m = metrics->body;
-  using L = std::vector<std::pair<std::string, std::string>>;
   auto pod = [&](const std::string& family, const std::string& node, const std::string& ns,
                  const std::string& name) {
     return Labelled(m, family, {{"node", node}, {"namespace", ns}, {"pod", name}});
