@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The demo: a fake GPU cluster (fixtures/scenarios/demo: an 8x A100 mixed-MIG box and a
-# time-sliced node with idle pods, pending pods and a vLLM server) and gpuattr reading it, serving
+# The demo: a fake GPU cluster (fixtures/scenarios/demo: an 8x A100 mixed-MIG box, a time-sliced
+# node, a GKE time-shared node and a HAMi vGPU node, with idle pods, pending pods and a vLLM
+# server) and gpuattr reading it, serving
 # http://127.0.0.1:9787/metrics and the status page. Builds what is missing first. Ctrl-C stops
 # everything.
 #

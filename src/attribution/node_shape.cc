@@ -8,8 +8,6 @@
 #include <charconv>
 #include <optional>
 
-#include "gpuattr/util/json_document.h"
-
 namespace gpuattr::attribution {
 namespace {
 
@@ -21,10 +19,9 @@ constexpr std::string_view kGkeSharing = "cloud.google.com/gke-gpu-sharing-strat
 constexpr std::string_view kGkeClients = "cloud.google.com/gke-max-shared-clients-per-gpu";
 constexpr std::string_view kGkePartition = "cloud.google.com/gke-gpu-partition-size";
 constexpr std::string_view kGkeAccelerator = "cloud.google.com/gke-accelerator";
-constexpr std::string_view kHamiRegister = "hami.io/node-nvidia-register";
+constexpr std::string_view kHamiRegister = kube::kHamiRegisterAnnotation;
 // Far above any real node (HAMi's default split is 10, GKE's maximum 48 clients).
 constexpr int64_t kMaxReplicas = 1024;
-constexpr int64_t kMaxHamiCards = 64;
 
 const std::string* Label(const kube::Node& node, std::string_view key) {
   auto it = node.labels.find(std::string(key));
@@ -36,48 +33,6 @@ std::optional<int64_t> PositiveInt(std::string_view v, int64_t max) {
   auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
   if (ec != std::errc() || p != v.data() + v.size() || n < 1 || n > max) return std::nullopt;
   return n;
-}
-
-struct Hami {
-  int64_t cards = 0;
-  int64_t split = 0;  // the largest split count of a card
-};
-
-// v2.10 writes a JSON array of {"id","count",...}; earlier versions "id,count,mem,cores,type,
-// numa,health[,index,mode]:" per card. nullopt when neither parses.
-std::optional<Hami> ParseHamiRegister(std::string_view text) {
-  Hami out;
-  auto add = [&](int64_t count) {
-    ++out.cards;
-    out.split = std::max(out.split, count);
-    return out.cards <= kMaxHamiCards;
-  };
-  if (text.starts_with("[")) {
-    auto doc = JsonDocument::Parse(std::string(text));
-    if (!doc.ok() || !doc->Root().is_array()) return std::nullopt;
-    for (JsonValue card : doc->Root().Elements()) {
-      JsonValue count = card.Find("count");
-      if (!card.Find("id").is_string() || !count.is_integer() || count.integer() < 1 ||
-          count.integer() > kMaxReplicas || !add(count.integer()))
-        return std::nullopt;
-    }
-  } else {
-    size_t start = 0;
-    while (start < text.size()) {
-      size_t end = text.find(':', start);
-      if (end == std::string_view::npos) return std::nullopt;  // every card ends with ':'
-      std::string_view card = text.substr(start, end - start);
-      start = end + 1;
-      if (card.empty()) continue;
-      const size_t c1 = card.find(',');
-      const size_t c2 = c1 == std::string_view::npos ? c1 : card.find(',', c1 + 1);
-      if (c2 == std::string_view::npos || c1 == 0) return std::nullopt;
-      auto count = PositiveInt(card.substr(c1 + 1, c2 - c1 - 1), kMaxReplicas);
-      if (!count || !add(*count)) return std::nullopt;
-    }
-  }
-  if (out.cards == 0) return std::nullopt;
-  return out;
 }
 
 struct Reader {
@@ -154,10 +109,10 @@ struct Reader {
   }
 
   void HamiCards() {
-    auto it = node.annotations.find(std::string(kHamiRegister));
-    if (it == node.annotations.end()) return;
-    std::optional<Hami> h = ParseHamiRegister(it->second);
-    if (!h) {
+    // Read once when the node was decoded (kube/hami_register.h), not per call.
+    const std::optional<kube::HamiRegistration>& h = node.hami_registration;
+    if (!h) return;
+    if (h->malformed) {
       Unrecognised(kHamiRegister, "<malformed>");  // the annotation may be long: not shown
       return;
     }

@@ -140,10 +140,14 @@ void ProcessPodLinks(const AttributionInput& input, const std::string& node,
     std::optional<double> utilization;
   };
   std::map<DeviceWork*, std::map<kube::PodId, Usage>> by_device;
-  std::set<std::tuple<std::string, std::string, std::string, std::string, std::string>> seen;
+  // One reading per process, or per container where the source has no pid (HAMi's monitor).
+  std::set<std::tuple<std::string, std::string, std::string, std::string, std::string, std::string>>
+      seen;
   for (const sources::ProcessReading* p : readings.processes) {
     if (!p->pod || p->pod->id.name.empty()) continue;  // no pod's process: stays unattributed
-    if (!seen.emplace(p->pod->id.namespace_, p->pod->id.name, p->pid, p->uuid, p->gpu).second)
+    if (!seen.emplace(p->pod->id.namespace_, p->pod->id.name, p->pod->container, p->pid, p->uuid,
+                      p->gpu)
+             .second)
       continue;
     kube::PodId pod{p->pod->id.namespace_, p->pod->id.name};
     DeviceWork* dw = nullptr;

@@ -12,7 +12,10 @@
 namespace gpuattr::discovery {
 namespace {
 
-constexpr std::array<std::string_view, 4> kExporterWords = {"dcgm", "gpu", "nvidia", "cuda"};
+// "hami": HAMi's device plugin DaemonSet (hami-device-plugin, image projecthami/hami) names no
+// other.
+constexpr std::array<std::string_view, 5> kExporterWords = {"dcgm", "gpu", "nvidia", "cuda",
+                                                            "hami"};
 constexpr std::array<std::string_view, 6> kInferenceWords = {
     "vllm", "sglang", "tritonserver", "text-generation-inference", "kserve", "predictor"};
 

@@ -92,7 +92,7 @@ bool IsKeptPodAnnotation(std::string_view key) {
   return StartsWith(key, "prometheus.io/") || key == "hami.io/vgpu-devices-allocated";
 }
 // Nodes: HAMi's registration of the node's cards (docs/design.md#node-shapes).
-bool IsKeptNodeAnnotation(std::string_view key) { return key == "hami.io/node-nvidia-register"; }
+bool IsKeptNodeAnnotation(std::string_view key) { return key == kHamiRegisterAnnotation; }
 
 // A resource map (requests, limits, capacity, allocatable): extended resources only.
 ResourceList Resources(JsonValue obj, std::string_view key, const std::string& path) {
@@ -340,7 +340,9 @@ Result<Node> DecodeNode(JsonValue j) {
     n.resource_version = std::move(m.resource_version);
     if (auto meta = Object(j, "metadata", "")) {
       n.labels = StringMap(*meta, "labels", "metadata");
-      n.annotations = StringMap(*meta, "annotations", "metadata", IsKeptNodeAnnotation);
+      const auto kept = StringMap(*meta, "annotations", "metadata", IsKeptNodeAnnotation);
+      if (auto it = kept.find(std::string(kHamiRegisterAnnotation)); it != kept.end())
+        n.hami_registration = ReadHamiRegistration(it->second);
     }
     if (auto spec = Object(j, "spec", "")) n.unschedulable = Bool(*spec, "unschedulable", "spec");
     if (auto status = Object(j, "status", "")) {

@@ -1,5 +1,6 @@
 #include "gpuattr/sources/aliases.h"
 
+#include <algorithm>
 #include <array>
 #include <string>
 #include <unordered_map>
@@ -14,6 +15,8 @@ constexpr LabelAlias kLabelAliases[] = {
     {"gpu", LabelKey::kGpu},
     {"UUID", LabelKey::kUuid},
     {"uuid", LabelKey::kUuid},
+    {"device_uuid", LabelKey::kUuid},  // HAMi's vGPU monitor (v2.9+); `deviceuuid` before
+    {"deviceuuid", LabelKey::kUuid},
     {"pci_bus_id", LabelKey::kPciBusId},
     {"device", LabelKey::kDevice},
     {"modelName", LabelKey::kModel},
@@ -25,10 +28,13 @@ constexpr LabelAlias kLabelAliases[] = {
     {"DCGM_FI_SYSTEM_DRIVER_VERSION", LabelKey::kDriverVersion},
     {"namespace", LabelKey::kNamespace},
     {"pod_namespace", LabelKey::kNamespace},
+    {"podnamespace", LabelKey::kNamespace},  // HAMi's legacy monitor names (--legacy-metrics)
     {"pod", LabelKey::kPod},
     {"pod_name", LabelKey::kPod},
+    {"podname", LabelKey::kPod},
     {"container", LabelKey::kContainer},
     {"container_name", LabelKey::kContainer},
+    {"ctrname", LabelKey::kContainer},
     {"pod_uid", LabelKey::kPodUid},
     {"vgpu", LabelKey::kVgpu},
     {"err_code", LabelKey::kErrCode},
@@ -147,6 +153,29 @@ constexpr ProcessMetricAlias kProcessMetricAliases[] = {
     {"gpu_total_utilization_percent", ProcessMetric::kDeviceUtilization, Unit::kPercent},
     {"gpu_power_usage_watts", ProcessMetric::kDevicePower, Unit::kWatts},
     {"gpu_temperature_celsius", ProcessMetric::kDeviceTemperature, Unit::kCelsius},
+    // HAMi's vGPU monitor (cmd/vGPUmonitor/metrics.go, HAMi v2.10.0; v2.9.0 introduced the
+    // hami_* names, the CamelCase ones are the earlier names it still emits with
+    // --legacy-metrics). A container's memory on one card is a per-pod memory reading like a
+    // process's, keyed by namespace/pod/container and device_uuid; `vdevice_index` is the
+    // container's own device index, not the card's, so it is not read. The utilisations are
+    // percent despite the `_ratio` names (NVML's 0-100 values, summed over the container's
+    // processes for the container one).
+    {"hami_vgpu_memory_used_bytes", ProcessMetric::kProcessMemory, Unit::kBytes},
+    {"vGPU_device_memory_usage_in_bytes", ProcessMetric::kProcessMemory, Unit::kBytes},
+    {"hami_container_device_utilization_ratio", ProcessMetric::kProcessUtilization, Unit::kPercent},
+    {"Device_utilization_desc_of_container", ProcessMetric::kProcessUtilization, Unit::kPercent},
+    {"hami_host_gpu_utilization_ratio", ProcessMetric::kDeviceUtilization, Unit::kPercent},
+    {"HostCoreUtilization", ProcessMetric::kDeviceUtilization, Unit::kPercent},
+};
+
+// The rest of what HAMi's vGPU monitor emits (same source and version): counted as ignored,
+// not unknown, in a body read as a per-process one.
+constexpr std::string_view kHamiMonitorOtherFamilies[] = {
+    "HostGPUMemoryUsage",
+    "vGPU_device_memory_limit_in_bytes",
+    "Device_memory_desc_of_container",
+    "Device_last_kernel_of_container",
+    "MigInfo",
 };
 
 constexpr InferenceMetricAlias kInferenceMetricAliases[] = {
@@ -306,6 +335,14 @@ std::span<const ProcessMetricAlias> ProcessMetricAliases() { return kProcessMetr
 std::optional<ProcessMetricAlias> LookupProcessMetric(std::string_view family) {
   if (const auto* a = FindExact<ProcessMetricAlias>(kProcessMetricAliases, family)) return *a;
   return std::nullopt;
+}
+
+bool IsHamiMonitorFamily(std::string_view family) {
+  if (family.starts_with("hami_")) return true;
+  if (const auto* a = FindExact<ProcessMetricAlias>(kProcessMetricAliases, family))
+    return a->name.starts_with("hami_") || !a->name.starts_with("gpu_");
+  return std::find(std::begin(kHamiMonitorOtherFamilies), std::end(kHamiMonitorOtherFamilies),
+                   family) != std::end(kHamiMonitorOtherFamilies);
 }
 
 std::string_view EngineKindName(EngineKind kind) {

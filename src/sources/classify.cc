@@ -43,6 +43,16 @@ bool DeclaresProcessFamily(std::string_view comment) {
   return MetricName(comment) == "gpu_process_memory_bytes";
 }
 
+// HAMi's vGPU monitor (v2.10.0 names, and the legacy ones of --legacy-metrics): per-container
+// memory, a per-pod memory source like a per-process exporter. Its host lines alone (no vGPU
+// container on the node) still say that nothing runs there, as an idle per-process exporter does.
+bool IsHamiContainerMemory(std::string_view name) {
+  return name == "hami_vgpu_memory_used_bytes" || name == "vGPU_device_memory_usage_in_bytes";
+}
+bool IsHamiHostMemory(std::string_view name) {
+  return name == "hami_host_gpu_memory_used_bytes" || name == "HostGPUMemoryUsage";
+}
+
 // Printable ASCII only (the reason ends up on a status page and in logs), cut to `max` bytes.
 std::string Excerpt(std::string_view line, size_t max) {
   std::string out;
@@ -77,7 +87,7 @@ std::string_view BodyKindName(BodyKind kind) {
 
 Classification ClassifyBody(std::string_view body) {
   std::string_view first_line;  // first non-comment, non-blank line
-  std::string_view dcgm, vllm, sglang;
+  std::string_view dcgm, vllm, sglang, hami_host;
   bool any_comment = false;
   bool process_declared = false;
   size_t pos = 0;
@@ -98,6 +108,9 @@ Classification ClassifyBody(std::string_view body) {
     if (name == "gpu_process_memory_bytes") {
       return {BodyKind::kProcess, "found gpu_process_memory_bytes"};
     }
+    if (IsHamiContainerMemory(name))
+      return {BodyKind::kProcess, "found " + std::string(name) + " (HAMi vGPU monitor)"};
+    if (hami_host.empty() && IsHamiHostMemory(name)) hami_host = name;
     if (dcgm.empty() && IsDcgmSampleName(name)) dcgm = name;
     if (vllm.empty() && name.starts_with("vllm:")) vllm = name;
     if (sglang.empty() && name.starts_with("sglang:")) sglang = name;
@@ -105,6 +118,9 @@ Classification ClassifyBody(std::string_view body) {
   if (process_declared) {
     return {BodyKind::kProcess, "found gpu_process_memory_bytes declared (no process sample)"};
   }
+  if (!hami_host.empty())
+    return {BodyKind::kProcess,
+            "found " + std::string(hami_host) + " (HAMi vGPU monitor, no vGPU container)"};
   if (!dcgm.empty()) return {BodyKind::kDcgm, "found " + Excerpt(dcgm, kReasonLineMax)};
   if (!vllm.empty()) return {BodyKind::kVllm, "found " + Excerpt(vllm, kReasonLineMax)};
   if (!sglang.empty()) return {BodyKind::kSglang, "found " + Excerpt(sglang, kReasonLineMax)};

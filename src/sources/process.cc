@@ -129,7 +129,7 @@ ProcessReadings ReadProcess(const expo::Exposition& exposition, const BodyLimits
     ++stats.samples;
     auto alias = LookupProcessMetric(s.name);
     if (!alias) {
-      if (s.name.starts_with("gpu_")) {
+      if (s.name.starts_with("gpu_") || IsHamiMonitorFamily(s.name)) {
         tally.Ignored(s.name);
       } else {
         tally.Unknown(s.name);

@@ -26,6 +26,7 @@
 #include "gpuattr/allocation/types.h"
 #include "gpuattr/app/stages.h"
 #include "gpuattr/attribution/attribution.h"
+#include "gpuattr/attribution/node_shape.h"
 #include "gpuattr/expo/parser.h"
 #include "gpuattr/kube/objects.h"
 #include "gpuattr/ledger/ledger.h"
@@ -388,6 +389,29 @@ void BM_RunStagesPriced(benchmark::State& state) {
   Counters(state);
 }
 
+// The node shape of a HAMi node (8 cards registered in hami.io/node-nvidia-register, v2.10.0
+// JSON), as every stage asks for it: per pod in allocation, per device link in rightsizing, per
+// card kind in accounting. Arg 0 reads the registration on every call, as NodeShapeOf did before
+// the decoder kept it read (kube/hami_register.h); arg 1 is NodeShapeOf as it is now.
+void BM_NodeShapeOfHamiNode(benchmark::State& state) {
+  std::string text = "[";
+  for (int i = 0; i < 8; ++i)
+    text +=
+        std::string(i ? "," : "") + "{\"id\":\"GPU-" + std::to_string(i) +
+        "\",\"count\":10,\"devmem\":23034,\"devcore\":100,\"type\":\"NVIDIA-L4\",\"health\":true}";
+  text += "]";
+  kube::Node node;
+  node.name = "hami-node";
+  node.labels = {{"gpu", "on"}, {"kubernetes.io/hostname", "hami-node"}};
+  node.capacity["nvidia.com/gpu"] = 80;
+  node.hami_registration = kube::ReadHamiRegistration(text);
+  const bool reparse = state.range(0) == 0;
+  for (auto _ : state) {
+    if (reparse) node.hami_registration = kube::ReadHamiRegistration(text);
+    benchmark::DoNotOptimize(attribution::NodeShapeOf(node));
+  }
+}
+
 BENCHMARK(BM_ParseAndRead)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Attribute)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Allocate)->Unit(benchmark::kMillisecond);
@@ -405,6 +429,7 @@ BENCHMARK(BM_FullCycleStages)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RenderMetricsReference)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GzipExposition)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_PublishSnapshot)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_NodeShapeOfHamiNode)->Arg(0)->Arg(1)->Unit(benchmark::kNanosecond);
 
 }  // namespace
 

@@ -229,5 +229,64 @@ TEST_F(ForgeryTenant, ATrustedPrometheusScrapingATenantsPodMovesNoNumber) {
   EXPECT_THAT(pinned.out, HasSubstr(rej + "no_target\"} 0\n"));
 }
 
+// HAMi's vGPU monitor is a per-pod memory source (docs/design.md#node-shapes) and so speaks for
+// its node only from a trusted pod: attr-hami-monitor's genuine monitor is a DaemonSet pod in
+// kube-system; a tenant's DaemonSet in `ml` and a bare pod in kube-system serving the monitor's
+// names (claiming that ml/h-1 fills GPU 0 and inventing a pod) are never fetched, and every stage
+// series equals the scenario's own.
+TEST_F(ForgeryTenant, AnUntrustedHamiMonitorMovesNoNumber) {
+  const Scenario clean = Load("attr-hami-monitor");
+  Scenario forged = clean;
+  const std::string body =
+      "hami_vgpu_memory_used_bytes{container=\"c0\",device_uuid=\"GPU-hami-0000\","
+      "namespace=\"ml\",pod=\"h-1\",vdevice_index=\"0\",zone=\"vGPU\"} 24152899584\n"
+      "hami_vgpu_memory_used_bytes{container=\"c0\",device_uuid=\"GPU-hami-0001\","
+      "namespace=\"ml\",pod=\"h-0\",vdevice_index=\"0\",zone=\"vGPU\"} 24152899584\n";
+  auto monitor = [](const std::string& ns, const std::string& name, bool daemonset) {
+    nlohmann::json p = {{"apiVersion", "v1"},
+                        {"kind", "Pod"},
+                        {"metadata",
+                         {{"name", name},
+                          {"namespace", ns},
+                          {"uid", "uid-" + name},
+                          {"labels", {{"app.kubernetes.io/component", "hami-device-plugin"}}}}},
+                        {"spec",
+                         {{"nodeName", "hami-1"},
+                          {"containers",
+                           {{{"name", "vgpu-monitor"},
+                             {"image", "docker.io/projecthami/hami:v2.10.0"},
+                             {"ports", {{{"name", "metrics"}, {"containerPort", 9394}}}}}}}}},
+                        {"status", {{"phase", "Running"}}}};
+    if (daemonset)
+      p["metadata"]["ownerReferences"] = {{{"apiVersion", "apps/v1"},
+                                           {"kind", "DaemonSet"},
+                                           {"name", "hami-device-plugin"},
+                                           {"controller", true}}};
+    return p;
+  };
+  forged.objects.push_back(monitor("ml", "hami-device-plugin-t3n4n", true));
+  forged.objects.push_back(monitor("kube-system", "hami-vgpu-monitor-bare", false));
+  forged.exporter_bodies["ml/hami-device-plugin-t3n4n:9394"] = {body};
+  forged.exporter_bodies["kube-system/hami-vgpu-monitor-bare:9394"] = {body};
+
+  std::vector<RequestRecord> requests;
+  OnceRun with = Once(forged, "hami-forged", {}, &requests);
+  ASSERT_EQ(with.code, 0) << with.err;
+  OnceRun without = Once(clean, "hami-clean");
+  ASSERT_EQ(without.code, 0) << without.err;
+  const auto a = StageSeries(with.out), b = StageSeries(without.out);
+  ASSERT_GT(b.size(), 20u);
+  EXPECT_EQ(a, b);
+  for (const RequestRecord& r : requests) {
+    EXPECT_EQ(r.path.find("hami-device-plugin-t3n4n"), std::string::npos) << r.path;
+    EXPECT_EQ(r.path.find("hami-vgpu-monitor-bare"), std::string::npos) << r.path;
+  }
+  EXPECT_THAT(with.out, HasSubstr("gpuattr_discovery_candidates{cluster=\"lab\","
+                                  "outcome=\"untrusted\"} 2\n"));
+  // The genuine monitor is read: hami-1's pods come from it (the process tier).
+  EXPECT_THAT(with.out, HasSubstr("gpuattr_pod_attribution{cluster=\"lab\",method=\"process\","
+                                  "namespace=\"ml\",pod=\"h-1\"} 1\n"));
+}
+
 }  // namespace
 }  // namespace gpuattr::testing

@@ -11,9 +11,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 #include "support/fake_apiserver.h"
@@ -107,6 +109,43 @@ class SnapshotOutputs : public ::testing::Test {
     return r;
   }
 
+  // The daemon serving the demo (one cycle an hour), stopped when the handle goes.
+  struct Daemon {
+    pid_t pid = -1;
+    int port = 0;
+    ~Daemon() {
+      if (pid <= 0) return;
+      kill(pid, SIGTERM);
+      SnapshotOutputs::Wait(pid, 10s);
+    }
+  };
+  void StartDaemon(Daemon& d) {
+    std::vector<std::string> args = Base();
+    for (const char* a :
+         {"--web.listen-address", "127.0.0.1:0", "--interval", "1h", "--log.level", "info"})
+      args.push_back(a);
+    const fs::path err = dir_ / "daemon.err";
+    d.pid = Spawn(args, dir_ / "daemon.out", err);
+    std::regex re("msg=serving address=127\\.0\\.0\\.1:([0-9]+)");
+    for (int i = 0; i < 3000 && d.port == 0; ++i) {
+      std::smatch m;
+      std::string e = ReadFile(err);
+      if (std::regex_search(e, m, re))
+        d.port = std::stoi(m[1]);
+      else
+        std::this_thread::sleep_for(10ms);
+    }
+  }
+  static int WaitReady(httplib::Client& cli) {
+    int ready = 0;
+    for (int i = 0; i < 3000 && ready != 200; ++i) {
+      auto r = cli.Get("/readyz");
+      ready = r ? r->status : 0;
+      if (ready != 200) std::this_thread::sleep_for(10ms);
+    }
+    return ready;
+  }
+
   fs::path dir_;
   std::unique_ptr<FakeApiServer> server_;
 };
@@ -162,38 +201,11 @@ TEST_F(SnapshotOutputs, OnceOutputsAgreeWithTheExposition) {
 }
 
 TEST_F(SnapshotOutputs, DaemonServesSnapshotJsonAndMarkdown) {
-  std::vector<std::string> args = Base();
-  for (const char* a :
-       {"--web.listen-address", "127.0.0.1:0", "--interval", "1h", "--log.level", "info"})
-    args.push_back(a);
-  const fs::path err = dir_ / "daemon.err";
-  pid_t pid = Spawn(args, dir_ / "daemon.out", err);
-  struct Stop {
-    pid_t pid;
-    ~Stop() {
-      kill(pid, SIGTERM);
-      SnapshotOutputs::Wait(pid, 10s);
-    }
-  } stop{pid};
-  int port = 0;
-  std::regex re("msg=serving address=127\\.0\\.0\\.1:([0-9]+)");
-  for (int i = 0; i < 3000 && port == 0; ++i) {
-    std::smatch m;
-    std::string e = ReadFile(err);
-    if (std::regex_search(e, m, re))
-      port = std::stoi(m[1]);
-    else
-      std::this_thread::sleep_for(10ms);
-  }
-  ASSERT_GT(port, 0) << ReadFile(err);
-  httplib::Client cli("127.0.0.1", port);
-  int ready = 0;
-  for (int i = 0; i < 3000 && ready != 200; ++i) {
-    auto r = cli.Get("/readyz");
-    ready = r ? r->status : 0;
-    if (ready != 200) std::this_thread::sleep_for(10ms);
-  }
-  ASSERT_EQ(ready, 200);
+  Daemon daemon;
+  StartDaemon(daemon);
+  ASSERT_GT(daemon.port, 0) << ReadFile(dir_ / "daemon.err");
+  httplib::Client cli("127.0.0.1", daemon.port);
+  ASSERT_EQ(WaitReady(cli), 200);
   auto metrics = cli.Get("/metrics");
   auto json = cli.Get("/snapshot.json");
   auto md = cli.Get("/snapshot.md");
@@ -224,6 +236,122 @@ TEST_F(SnapshotOutputs, DaemonServesSnapshotJsonAndMarkdown) {
   ASSERT_TRUE(page);
   EXPECT_THAT(page->body, HasSubstr("href=\"/snapshot.json\""));
   EXPECT_THAT(page->body, HasSubstr("<meta http-equiv=\"refresh\" content=\"3600\">"));
+}
+
+// The value of the one series of `family` carrying every label of `labels`; NaN when none does,
+// and a test failure when several do.
+double Labelled(const std::string& text, const std::string& family,
+                const std::vector<std::pair<std::string, std::string>>& labels) {
+  double found = std::nan("");
+  int n = 0;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with(family + "{")) continue;
+    const size_t close = line.rfind("} ");
+    if (close == std::string::npos) continue;
+    const std::string set = line.substr(0, close + 1);
+    bool all = true;
+    for (const auto& [k, v] : labels)
+      all = all && (set.find("{" + k + "=\"" + v + "\"") != std::string::npos ||
+                    set.find("," + k + "=\"" + v + "\"") != std::string::npos);
+    if (!all) continue;
+    ++n;
+    found = std::stod(line.substr(close + 2));
+  }
+  EXPECT_LE(n, 1) << family << " has several series with those labels";
+  return found;
+}
+
+// Issue 27: the demo's GKE time-shared node and HAMi node, on the status page and in /metrics.
+// By hand (fixtures/scenarios/demo/README.md):
+//   gke-l4-ts-1: nvidia.com/gpu 6, 3 clients per GPU → 2 physical L4s (capacity and allocatable
+//     2 devices; the pods' 3 units are replicas, never devices). GPU 0 draws 60 W, GPU 1 16 W:
+//     node 76 W. GPU 0's pods have per-pod FB_USED 6000, 3000, 2000 MiB of FB_TOTAL 23034 MiB, so
+//     shares 0.26049, 0.13024, 0.08683 (time_sliced), power 60 × share = 15.629, 7.815, 5.210 W
+//     (Σ 28.653 W), unattributed 76 − 28.653 = 47.347 W.
+//   hami-l4-1: nvidia.com/gpu 20 in 10 slots per card → 2 physical L4s. GPU 0 60 W, GPU 1 40 W:
+//     node 100 W. notebook-bob: 11517 MiB of 23034, no core limit → max(0.5, 0) = 0.5 → 30 W;
+//     label-tool: max(4096/23034 = 0.178, 0.30) = 0.3 → 18 W; ocr-0: two containers of
+//     max(2048/23034 = 0.089, 0.25) = 0.25 on GPU 1 → 0.5 → 20 W; all sharing="hami";
+//     unattributed 100 − 68 = 32 W. GPU-equivalents are the shares (whole cards: 1 per card).
+//   Conservation: Σ pods + unattributed = node power on both.
+TEST_F(SnapshotOutputs, DemoShowsItsGkeTimeSharedAndHamiNodes) {
+  Daemon daemon;
+  StartDaemon(daemon);
+  ASSERT_GT(daemon.port, 0) << ReadFile(dir_ / "daemon.err");
+  httplib::Client cli("127.0.0.1", daemon.port);
+  ASSERT_EQ(WaitReady(cli), 200);
+  auto metrics = cli.Get("/metrics");
+  auto page = cli.Get("/");
+  ASSERT_TRUE(metrics && page);
+  const std::string& m = metrics->body;
+  auto pod = [&](const std::string& family, const std::string& node, const std::string& ns,
+                 const std::string& name) {
+    return Labelled(m, family, {{"node", node}, {"namespace", ns}, {"pod", name}});
+  };
+
+  const std::string gke = "gke-l4-ts-1";
+  EXPECT_EQ(Labelled(m, "gpuattr_node_devices_capacity", {{"node", gke}}), 2);
+  EXPECT_EQ(Labelled(m, "gpuattr_node_devices_allocatable", {{"node", gke}}), 2);
+  EXPECT_EQ(Labelled(m, "gpuattr_node_power_watts", {{"node", gke}}), 76);
+  struct Share {
+    std::string ns, name;
+    double mib;
+  };
+  double gke_pods = 0;
+  for (const Share& p : {Share{"chat", "tutor-0", 6000}, Share{"chat", "tutor-1", 3000},
+                         Share{"etl", "embed-0", 2000}}) {
+    SCOPED_TRACE(p.name);
+    EXPECT_EQ(pod("gpuattr_pod_device", gke, p.ns, p.name), 1);
+    EXPECT_EQ(Labelled(m, "gpuattr_pod_device",
+                       {{"node", gke}, {"pod", p.name}, {"gpu", "0"}, {"sharing", "time_sliced"}}),
+              1);
+    EXPECT_NEAR(pod("gpuattr_pod_power_watts", gke, p.ns, p.name), 60 * p.mib / 23034, 1e-9);
+    EXPECT_NEAR(pod("gpuattr_pod_gpu_equivalents", gke, p.ns, p.name), p.mib / 23034, 1e-9);
+    EXPECT_EQ(Labelled(m, "gpuattr_pod_requested_replicas",
+                       {{"namespace", p.ns}, {"pod", p.name}, {"resource", "nvidia.com/gpu"}}),
+              1);
+    gke_pods += pod("gpuattr_pod_power_watts", gke, p.ns, p.name);
+  }
+  EXPECT_NEAR(gke_pods, 28.653295129, 1e-6);
+  EXPECT_NEAR(Labelled(m, "gpuattr_node_unattributed_power_watts", {{"node", gke}}), 76 - gke_pods,
+              1e-9);
+
+  const std::string hami = "hami-l4-1";
+  EXPECT_EQ(Labelled(m, "gpuattr_node_devices_capacity", {{"node", hami}}), 2);
+  EXPECT_EQ(Labelled(m, "gpuattr_node_devices_allocatable", {{"node", hami}}), 2);
+  EXPECT_EQ(Labelled(m, "gpuattr_node_power_watts", {{"node", hami}}), 100);
+  struct Held {
+    std::string ns, name, gpu;
+    double share;
+  };
+  for (const Held& p :
+       {Held{"research", "notebook-bob", "0", 0.5}, Held{"team-a", "label-tool", "0", 0.3},
+        Held{"team-c", "ocr-0", "1", 0.5}}) {
+    SCOPED_TRACE(p.name);
+    EXPECT_EQ(Labelled(m, "gpuattr_pod_device",
+                       {{"node", hami}, {"pod", p.name}, {"gpu", p.gpu}, {"sharing", "hami"}}),
+              1);
+    EXPECT_NEAR(pod("gpuattr_pod_gpu_equivalents", hami, p.ns, p.name), p.share, 1e-9);
+    EXPECT_NEAR(pod("gpuattr_pod_power_watts", hami, p.ns, p.name),
+                (p.gpu == "0" ? 60 : 40) * p.share, 1e-9);
+  }
+  EXPECT_NEAR(Labelled(m, "gpuattr_node_unattributed_power_watts", {{"node", hami}}), 32, 1e-9);
+
+  // The status page: both nodes with their devices (physical cards, not replicas or slots) and
+  // their pods.
+  const std::string& h = page->body;
+  for (const std::string& node : {gke, hami}) {
+    const size_t at = h.find("data-node=\"" + node + "\"");
+    ASSERT_NE(at, std::string::npos) << node;
+    const std::string heading = h.substr(at, h.find("</p>", at) - at);
+    EXPECT_THAT(heading, HasSubstr("devices: 2 capacity, 2 allocatable")) << node;
+  }
+  for (const char* p : {"chat/tutor-0, chat/tutor-1, etl/embed-0",
+                        "research/notebook-bob, team-a/label-tool", "team-c/ocr-0"})
+    EXPECT_THAT(h, HasSubstr(p));
+  EXPECT_THAT(h, HasSubstr("76.0 W GPU power"));
+  EXPECT_THAT(h, HasSubstr("100 W GPU power"));
 }
 
 }  // namespace

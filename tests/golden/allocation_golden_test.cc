@@ -150,9 +150,9 @@ TEST_P(AllocationGolden, PromtoolCheckMetricsPrintsNothing) {
 INSTANTIATE_TEST_SUITE_P(Scenarios, AllocationGolden,
                          ::testing::Values("dra", "attr-a100-mixed", "attr-dcgm-and-process",
                                            "attr-mig-single", "attr-gke-partition", "attr-mps",
-                                           "attr-gke-sharing", "attr-hami", "attr-mig-shared-zero",
-                                           "attr-custom-counters", "attr-replicas",
-                                           "attr-timesliced-vgpu"),
+                                           "attr-gke-sharing", "attr-hami", "attr-hami-monitor",
+                                           "attr-mig-shared-zero", "attr-custom-counters",
+                                           "attr-replicas", "attr-timesliced-vgpu"),
                          [](const auto& info) {
                            std::string n = info.param;
                            std::replace(n.begin(), n.end(), '-', '_');

@@ -824,6 +824,103 @@ hami.io/vgpu-devices-allocated. ml/h-0: 11517 MiB, no core limit on GPU 0 (holds
 attribution; its slot request still counts in the scheduler view).""")
 
 
+def hami_monitor_body(containers, host, cards):
+    """HAMi's vGPU monitor as v2.10.0 serves it (cmd/vGPUmonitor/metrics.go; the collector is
+    registered with a constant zone="vGPU" label) with --legacy-metrics, so the same figures
+    appear again under the earlier names. containers: (ns, pod, container, vdevice, uuid,
+    memory_bytes, sm_util_percent); cards: (index, uuid, memory_used_bytes, util_percent)."""
+    def fam(name, help_, rows):
+        return ["# HELP %s %s" % (name, help_), "# TYPE %s gauge" % name] + rows
+    out = []
+    out += fam("hami_host_gpu_memory_used_bytes", "GPU device memory usage in bytes",
+               ['hami_host_gpu_memory_used_bytes{device_index="%d",device_type="NVIDIA-NVIDIA L4",'
+                'device_uuid="%s",node="%s",zone="vGPU"} %d' % (i, u, host, m) for i, u, m, _ in cards])
+    out += fam("hami_host_gpu_utilization_ratio", "GPU core utilization ratio (0-100)",
+               ['hami_host_gpu_utilization_ratio{device_index="%d",device_type="NVIDIA-NVIDIA L4",'
+                'device_uuid="%s",node="%s",zone="vGPU"} %d' % (i, u, host, ut) for i, u, _, ut in cards])
+    def ctr(name, help_, value):
+        return fam(name, help_, ['%s{container="%s",device_uuid="%s",namespace="%s",pod="%s",'
+                                 'vdevice_index="%d",zone="vGPU"} %s' % (name, c, u, ns, p, v, fmt(value(row)))
+                                 for row in containers for ns, p, c, v, u, _, _ in [row]])
+    out += ctr("hami_vgpu_memory_used_bytes", "vGPU device memory usage in bytes", lambda r: r[5])
+    out += ctr("hami_vgpu_memory_limit_bytes", "vGPU device memory limit in bytes", 
+               lambda r: {"h-0": 11517, "h-1": 4096}.get(r[1], 2048) * MIB)
+    out += ctr("hami_container_device_utilization_ratio", "Container device SM utilization ratio",
+               lambda r: r[6])
+    def legacy(name, help_, value):
+        return fam(name, help_, ['%s{ctrname="%s",deviceuuid="%s",podname="%s",podnamespace="%s",'
+                                 'vdeviceid="%d",zone="vGPU"} %s' % (name, c, u, p, ns, v, fmt(value(row)))
+                                 for row in containers for ns, p, c, v, u, _, _ in [row]])
+    out += fam("HostCoreUtilization", "GPU core utilization",
+               ['HostCoreUtilization{deviceidx="%d",devicetype="NVIDIA-NVIDIA L4",deviceuuid="%s",'
+                'nodeid="%s",zone="vGPU"} %d' % (i, u, host, ut) for i, u, _, ut in cards])
+    out += legacy("vGPU_device_memory_usage_in_bytes", "vGPU device usage", lambda r: r[5])
+    out += legacy("Device_utilization_desc_of_container", "Container device utilization description",
+                  lambda r: r[6])
+    return "\n".join(out) + "\n"
+
+
+MIB = 1048576
+
+
+def hami_monitor():
+    """HAMi with its vGPU monitor scraped: the monitor's per-container memory is a per-pod memory
+    source like a per-process exporter's (the process tier), the dcgm-exporter gives the cards."""
+    host = "hami-1"
+    devs = []
+    for gpu, power, util, used in ((0, 60, 80, 14000), (1, 40, 35, 4000)):
+        devs.append((dcgm_labels(gpu, "GPU-hami-%04d" % gpu, "NVIDIA L4", host),
+                     {"DCGM_FI_DEV_GPU_UTIL": util, "DCGM_FI_DEV_FB_USED": used,
+                      "DCGM_FI_DEV_FB_TOTAL": 23034, "DCGM_FI_DEV_POWER_USAGE": power,
+                      "DCGM_FI_DEV_GPU_TEMP": 45}))
+    def vpod(ns, name, containers, annotation):
+        p = pod(ns, name, host)
+        p["spec"]["containers"] = [
+            {"name": "c%d" % i, "image": "busybox",
+             "resources": {"limits": dict(c), "requests": dict(c)}} for i, c in enumerate(containers)]
+        p["metadata"]["annotations"] = {"hami.io/vgpu-devices-allocated": annotation,
+                                        "hami.io/vgpu-node": host}
+        return p
+    # The HAMi chart's device-plugin DaemonSet pod (release "hami" in kube-system): the device
+    # plugin without a port, the vGPU monitor on its port "metrics" 9394.
+    monitor = pod("kube-system", "hami-device-plugin-x7q2k", host)
+    monitor["metadata"]["labels"] = {"app.kubernetes.io/component": "hami-device-plugin",
+                                     "app.kubernetes.io/name": "hami"}
+    monitor["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "DaemonSet",
+                                               "name": "hami-device-plugin", "controller": True}]
+    monitor["spec"]["containers"] = [
+        {"name": "device-plugin", "image": "docker.io/projecthami/hami:v2.10.0"},
+        {"name": "vgpu-monitor", "image": "docker.io/projecthami/hami:v2.10.0",
+         "ports": [{"name": "metrics", "containerPort": 9394}]}]
+    pods = [exporter_pod("gpu-operator", "nvidia-dcgm-exporter-hami", host), monitor,
+            vpod("ml", "h-0", [{"nvidia.com/gpu": 1, "nvidia.com/gpumem": 11517}],
+                 "GPU-hami-0000,NVIDIA,11517,0:;"),
+            vpod("ml", "h-1", [{"nvidia.com/gpu": 1, "nvidia.com/gpumem": 4096, "nvidia.com/gpucores": 30}],
+                 "GPU-hami-0000,NVIDIA,4096,30:;"),
+            vpod("web", "h-2", [{"nvidia.com/gpu": 1, "nvidia.com/gpumem": 2048, "nvidia.com/gpucores": 25}] * 2,
+                 "GPU-hami-0001,NVIDIA,2048,25:;GPU-hami-0001,NVIDIA,2048,25:;")]
+    containers = [("ml", "h-0", "c0", 0, "GPU-hami-0000", 9000 * MIB, 55),
+                  ("ml", "h-1", "c0", 0, "GPU-hami-0000", 3000 * MIB, 20),
+                  ("web", "h-2", "c0", 0, "GPU-hami-0001", 1024 * MIB, 10),
+                  ("web", "h-2", "c1", 0, "GPU-hami-0001", 1500 * MIB, 12)]
+    cards = [(0, "GPU-hami-0000", 14000 * MIB, 80), (1, "GPU-hami-0001", 4000 * MIB, 35)]
+    register = ('[{"id":"GPU-hami-0000","count":10,"devmem":23034,"devcore":100,"type":"NVIDIA-L4",'
+                '"health":true},{"id":"GPU-hami-0001","count":10,"devmem":23034,"devcore":100,'
+                '"type":"NVIDIA-L4","health":true}]')
+    n = node(host, {"gpu": "on"}, {"nvidia.com/gpu": 20})
+    n["metadata"]["annotations"] = {"hami.io/node-nvidia-register": register}
+    write("attr-hami-monitor", pods, [n],
+          {("gpu-operator", "nvidia-dcgm-exporter-hami", 9400): dcgm_body(devs),
+           ("kube-system", "hami-device-plugin-x7q2k", 9394): hami_monitor_body(containers, host, cards)}, """
+attr-hami's node and pods (HAMi v2.10.0: 2 x L4 of 23034 MiB, 10 slots each) with HAMi's vGPU
+monitor scraped: kube-system/hami-device-plugin-x7q2k, a DaemonSet pod in an exporter namespace,
+serves the v2.10.0 names and, as with --legacy-metrics, the earlier ones (each container is read
+once). Its per-container memory makes hami-1 a process-tier node: pods from the monitor, power by
+memory share of the card's FB_TOTAL (dcgm), sharing "hami". GPU 0 (60 W): ml/h-0 9000 MiB
+(9000/23034 = 0.3907, 23.44 W), ml/h-1 3000 MiB (0.1302, 7.81 W); GPU 1 (40 W): web/h-2's two
+containers 1024 + 1500 = 2524 MiB (0.1096, 4.38 W). Unattributed 60 - 31.26 + 40 - 4.38 = 64.36 W.""")
+
+
 if __name__ == "__main__":
     whole_gpus()
     mig_prof_only()
@@ -842,3 +939,4 @@ if __name__ == "__main__":
     mps()
     gke_sharing()
     hami()
+    hami_monitor()

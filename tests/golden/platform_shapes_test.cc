@@ -291,6 +291,29 @@ TEST(PlatformShapes, HamiPodsHoldTheirFractionOfTheCard) {
   ExpectCard(s, "hami-1/1", {{"web/h-2", {0.5, 0.5, 0.35}}, {"idle", {0.5, 0.5, 0.65}}});
 }
 
+// attr-hami-monitor: attr-hami's node with HAMi's vGPU monitor scraped (v2.10.0 names plus the
+// legacy ones of --legacy-metrics, each container read once). The monitor is a per-pod memory
+// source like a per-process exporter: hami-1 is a process-tier node, pods from the monitor, power
+// by memory used ÷ the card's FB_TOTAL (23034 MiB, from dcgm), sharing "hami". GPU 0 (60 W):
+// h-0 9000 MiB → 9000/23034 = 0.390727 → 23.4436 W; h-1 3000 MiB → 0.130242 → 7.8145 W. GPU 1
+// (40 W): h-2's containers 1024 + 1500 = 2524 MiB → 0.109577 → 4.3831 W. Node 100 W, unattributed
+// 100 − 35.6412 = 64.3588 W. Utilisation: the busiest container (h-0 0.55, h-2 max(0.10, 0.12)).
+// The scheduler view is attr-hami's: 2 physical GPUs, no device requested.
+TEST(PlatformShapes, HamiMonitorIsAPerPodMemorySource) {
+  ShapeRun r = Load("attr-hami-monitor");
+  const double mib = 1048576;
+  ExpectPod(r, "ml", "h-0", 60 * 9000 / 23034.0, 9000 / 23034.0, Sharing::kHami, 1);
+  ExpectPod(r, "ml", "h-1", 60 * 3000 / 23034.0, 3000 / 23034.0, Sharing::kHami, 1);
+  ExpectPod(r, "web", "h-2", 40 * 2524 / 23034.0, 2524 / 23034.0, Sharing::kHami, 1);
+  EXPECT_EQ(PodOf(r, "ml", "h-0").method, attribution::Method::kProcess);
+  EXPECT_DOUBLE_EQ(*PodOf(r, "ml", "h-0").memory_used_bytes, 9000 * mib);
+  EXPECT_DOUBLE_EQ(*PodOf(r, "web", "h-2").memory_used_bytes, 2524 * mib);
+  EXPECT_DOUBLE_EQ(*PodOf(r, "ml", "h-0").utilization, 0.55);
+  EXPECT_DOUBLE_EQ(*PodOf(r, "web", "h-2").utilization, 0.12);
+  ExpectNodePower(r, "hami-1", 100, 100 - (60 * 12000 + 40 * 2524) / 23034.0);
+  ExpectNodeDevices(r, "hami-1", 2, 2, 0, 2);
+}
+
 // An unrecognised shape: counted as its resources say but never as more GPUs than the cards seen,
 // and named for the status page.
 TEST(PlatformShapes, UnrecognisedShapeIsCappedAtTheCardsSeenAndNamed) {

@@ -6,17 +6,44 @@
 
 #include <string>
 
+#include "gpuattr/kube/decode.h"
+
 namespace gpuattr::attribution {
 namespace {
 
+// As the decoder makes it: the registration annotation is read once, into hami_registration.
 kube::Node NodeWith(std::map<std::string, std::string> labels,
                     std::map<std::string, std::string> annotations = {}) {
   kube::Node n;
   n.name = "n";
   n.labels = std::move(labels);
-  n.annotations = std::move(annotations);
+  if (auto it = annotations.find(std::string(kube::kHamiRegisterAnnotation));
+      it != annotations.end())
+    n.hami_registration = kube::ReadHamiRegistration(it->second);
   n.capacity["nvidia.com/gpu"] = 8;
   return n;
+}
+
+// The decoder reads the registration when the node arrives; a node without it has none, and
+// the shape never reparses it (kube::Node keeps no annotation text).
+TEST(NodeShape, DecodedNodeCarriesItsHamiRegistration) {
+  auto hami = kube::DecodeText(
+      &kube::DecodeNode, R"({"metadata":{"name":"h","annotations":{"hami.io/node-nvidia-register":)"
+                         R"("[{\"id\":\"GPU-a\",\"count\":10},{\"id\":\"GPU-b\",\"count\":4}]",)"
+                         R"("other":"x"}},"status":{"capacity":{"nvidia.com/gpu":"20"}}})");
+  ASSERT_TRUE(hami.ok()) << hami.error().message;
+  ASSERT_TRUE(hami->hami_registration.has_value());
+  EXPECT_EQ(*hami->hami_registration, (kube::HamiRegistration{false, 2, 10}));
+  EXPECT_EQ(NodeShapeOf(*hami).kind, ShapeKind::kHami);
+  auto bad = kube::DecodeText(
+      &kube::DecodeNode,
+      R"({"metadata":{"name":"b","annotations":{"hami.io/node-nvidia-register":"{x"}}})");
+  ASSERT_TRUE(bad.ok());
+  EXPECT_TRUE(bad->hami_registration && bad->hami_registration->malformed);
+  EXPECT_EQ(NodeShapeOf(*bad).kind, ShapeKind::kUnrecognised);
+  auto plain = kube::DecodeText(&kube::DecodeNode, R"({"metadata":{"name":"p"}})");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->hami_registration.has_value());
 }
 
 TEST(NodeShape, NoSharingLabelsIsWholeGpus) {

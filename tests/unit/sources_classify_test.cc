@@ -98,5 +98,28 @@ TEST(SourcesClassify, CrLfBodies) {
             "no GPU exporter or inference metrics; first line: foo 1");
 }
 
+// HAMi's vGPU monitor (v2.10.0 names and the legacy ones): a per-pod memory source, read as a
+// per-process exporter; its host lines alone (no vGPU container yet) still make it one.
+TEST(SourcesClassify, HamiVgpuMonitorIsAPerProcessSource) {
+  Classification c = ClassifyBody(
+      "hami_host_gpu_utilization_ratio{device_uuid=\"GPU-a\"} 80\n"
+      "hami_vgpu_memory_used_bytes{namespace=\"ml\",pod=\"p\",container=\"c\","
+      "vdevice_index=\"0\",device_uuid=\"GPU-a\"} 1024\n");
+  EXPECT_EQ(c.kind, BodyKind::kProcess);
+  EXPECT_EQ(c.reason, "found hami_vgpu_memory_used_bytes (HAMi vGPU monitor)");
+  EXPECT_EQ(ClassifyBody("vGPU_device_memory_usage_in_bytes{podname=\"p\"} 1\n").kind,
+            BodyKind::kProcess);
+  Classification idle = ClassifyBody("HostGPUMemoryUsage{deviceuuid=\"GPU-a\"} 5\n");
+  EXPECT_EQ(idle.kind, BodyKind::kProcess);
+  EXPECT_THAT(idle.reason, HasSubstr("no vGPU container"));
+  // The limit alone (or any other hami_ family) proves nothing about memory in use.
+  EXPECT_EQ(ClassifyBody("hami_vgpu_memory_limit_bytes{pod=\"p\"} 1\n").kind,
+            BodyKind::kUnrecognised);
+  // A dcgm body with a HAMi host line is still a dcgm-exporter's only if nothing else says so:
+  // the monitor's own line decides.
+  EXPECT_EQ(ClassifyBody("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\"} 5\nHostGPUMemoryUsage{} 5\n").kind,
+            BodyKind::kProcess);
+}
+
 }  // namespace
 }  // namespace gpuattr::sources

@@ -70,5 +70,47 @@ TEST(SourcesProcess, DuplicatesAndNaN) {
   EXPECT_EQ(r.readings.stats.invalid_values, 1u);
 }
 
+// HAMi's vGPU monitor (HAMi v2.10.0, cmd/vGPUmonitor/metrics.go, with --legacy-metrics): each
+// container's memory on a card is one reading without a pid; the legacy names repeat the same
+// figures and are counted once; its other families are ignored, not unknown; vdevice_index is
+// the container's own index, never taken as the card's.
+TEST(SourcesProcess, HamiVgpuMonitorContainersAreReadingsWithoutPid) {
+  Read r(
+      "hami_vgpu_memory_used_bytes{container=\"c0\",device_uuid=\"GPU-a\",namespace=\"ml\","
+      "pod=\"h-0\",vdevice_index=\"1\",zone=\"vGPU\"} 9437184000\n"
+      "hami_vgpu_memory_limit_bytes{container=\"c0\",device_uuid=\"GPU-a\",namespace=\"ml\","
+      "pod=\"h-0\",vdevice_index=\"1\",zone=\"vGPU\"} 12076449792\n"
+      "hami_container_device_utilization_ratio{container=\"c0\",device_uuid=\"GPU-a\","
+      "namespace=\"ml\",pod=\"h-0\",vdevice_index=\"1\",zone=\"vGPU\"} 55\n"
+      "hami_host_gpu_utilization_ratio{device_index=\"3\",device_type=\"NVIDIA-NVIDIA L4\","
+      "device_uuid=\"GPU-a\",node=\"n\",zone=\"vGPU\"} 80\n"
+      "hami_host_gpu_memory_used_bytes{device_index=\"3\",device_uuid=\"GPU-a\"} 1\n"
+      "vGPU_device_memory_usage_in_bytes{ctrname=\"c0\",deviceuuid=\"GPU-a\",podname=\"h-0\","
+      "podnamespace=\"ml\",vdeviceid=\"1\",zone=\"vGPU\"} 9437184000\n"
+      "vGPU_device_memory_usage_in_bytes{ctrname=\"c1\",deviceuuid=\"GPU-a\",podname=\"h-0\","
+      "podnamespace=\"ml\",vdeviceid=\"0\",zone=\"vGPU\"} 1048576\n"
+      "HostCoreUtilization{deviceidx=\"3\",deviceuuid=\"GPU-a\",nodeid=\"n\"} 80\n"
+      "Device_memory_desc_of_container{ctrname=\"c0\",deviceuuid=\"GPU-a\"} 1\n");
+  const auto& p = r.readings.processes;
+  ASSERT_EQ(p.size(), 2u);
+  ASSERT_TRUE(p[0].pod.has_value());
+  EXPECT_EQ(p[0].pod->id.namespace_, "ml");
+  EXPECT_EQ(p[0].pod->id.name, "h-0");
+  EXPECT_EQ(p[0].pod->container, "c0");
+  EXPECT_EQ(p[0].uuid, "GPU-a");
+  EXPECT_EQ(p[0].gpu, "");  // neither vdevice_index nor device_index is the card key
+  EXPECT_EQ(p[0].pid, "");
+  EXPECT_DOUBLE_EQ(*p[0].memory_bytes, 9437184000.0);
+  EXPECT_DOUBLE_EQ(*p[0].utilization, 0.55);
+  EXPECT_EQ(p[1].pod->container, "c1");  // a container only the legacy names report
+  EXPECT_DOUBLE_EQ(*p[1].memory_bytes, 1048576.0);
+  ASSERT_EQ(r.readings.devices.size(), 1u);
+  EXPECT_EQ(r.readings.devices[0].uuid, "GPU-a");
+  EXPECT_DOUBLE_EQ(*r.readings.devices[0].utilization, 0.8);
+  EXPECT_EQ(r.readings.stats.duplicate_samples, 2u);  // legacy c0 memory, HostCoreUtilization
+  EXPECT_EQ(r.readings.stats.ignored_families, 3u);
+  EXPECT_EQ(r.readings.stats.unknown_families, 0u);
+}
+
 }  // namespace
 }  // namespace gpuattr::sources

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuattr/kube/hami_register.h"
 #include "gpuattr/kube/pod_id.h"
 
 namespace gpuattr::kube {
@@ -96,7 +97,9 @@ struct Node {
   std::string resource_version;
   std::map<std::string, std::string>
       labels;  // all of them (gpu.replicas, mig.strategy, product, ...)
-  std::map<std::string, std::string> annotations;  // only hami.io/node-nvidia-register is kept
+  // hami.io/node-nvidia-register, read when the node is decoded (kube/hami_register.h); no other
+  // annotation of a node is kept.
+  std::optional<HamiRegistration> hami_registration;
   ResourceList capacity;
   ResourceList allocatable;
   bool unschedulable = false;

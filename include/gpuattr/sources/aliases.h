@@ -118,7 +118,8 @@ std::string_view DcgmFieldName(DcgmField field);  // "gpu_util", "memory_used_by
 // ---- Per-process exporters ------------------------------------------------------------------
 
 enum class ProcessMetric : uint8_t {
-  kProcessMemory,       // gpu_process_memory_bytes{namespace,pod,container,uuid,gpu,pid}
+  kProcessMemory,       // gpu_process_memory_bytes{namespace,pod,container,uuid,gpu,pid}, and
+                        // HAMi's per-container hami_vgpu_memory_used_bytes
   kProcessUtilization,  // gpu_process_utilization_percent{...}
   kDeviceMemoryTotal,   // gpu_total_memory_bytes{uuid}
   kDeviceUtilization,   // gpu_total_utilization_percent{uuid}
@@ -134,6 +135,8 @@ struct ProcessMetricAlias {
 
 std::span<const ProcessMetricAlias> ProcessMetricAliases();
 std::optional<ProcessMetricAlias> LookupProcessMetric(std::string_view family);
+// Any family of HAMi's vGPU monitor (hami_*, and its legacy names), read or not.
+bool IsHamiMonitorFamily(std::string_view family);
 
 // ---- Inference servers ----------------------------------------------------------------------
 

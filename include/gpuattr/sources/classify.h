@@ -18,6 +18,8 @@ struct Classification {
 };
 
 // Precedence: gpu_process_memory_bytes (a sample, or its # TYPE/# HELP on an idle node) → process;
+// HAMi's vGPU monitor (hami_vgpu_memory_used_bytes or vGPU_device_memory_usage_in_bytes, else its
+// host lines alone) → process;
 // DCGM_FI_DEV_*/DCGM_FI_PROF_* (any case) or a dcgm-exporter 1.x name → dcgm; vllm:* → vllm;
 // sglang:* → sglang; else unrecognised.
 Classification ClassifyBody(std::string_view body);

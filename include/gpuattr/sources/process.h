@@ -1,4 +1,6 @@
-// Per-process GPU exporter reader: gpu_process_memory_bytes and friends → ProcessReadings.
+// Per-process GPU exporter reader: gpu_process_memory_bytes and friends → ProcessReadings. HAMi's
+// vGPU monitor is read by the same reader: each container's memory on a card is one reading
+// without a pid (aliases.h).
 #pragma once
 
 #include "gpuattr/expo/parser.h"
