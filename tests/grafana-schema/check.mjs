@@ -4,11 +4,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 
 const [workdir, ...files] = process.argv.slice(2);
 const require = createRequire(path.join(path.resolve(workdir), 'package.json'));
 const ts = require('typescript');
-const here = path.dirname(new URL(import.meta.url).pathname);
+const here = path.dirname(fileURLToPath(import.meta.url));
 fs.copyFileSync(path.join(here, 'dashboard.ts'), path.join(workdir, 'dashboard.ts'));
 const roots = [];
 for (const file of files) {

@@ -40,7 +40,7 @@ std::vector<Block> Blocks(const std::string& doc) {
   return out;
 }
 
-int Run(const std::string& cmd) {
+int RunShell(const std::string& cmd) {
   const int status = std::system(cmd.c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
@@ -60,8 +60,8 @@ std::string Label(const YAML::Node& object, const std::string& key) {
 class KubePrometheusStackDoc : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (Run("kubectl kustomize --help >/dev/null 2>&1") != 0 ||
-        Run("kubectl version --client 2>/dev/null | grep -Eq 'v1\\.(2[1-9]|[3-9][0-9])'") != 0)
+    if (RunShell("kubectl kustomize --help >/dev/null 2>&1") != 0 ||
+        RunShell("kubectl version --client 2>/dev/null | grep -Eq 'v1\\.(2[1-9]|[3-9][0-9])'") != 0)
       GTEST_SKIP() << "kubectl >= 1.21 is not installed (kustomize components)";
     for (const char* tool : {"/usr/bin/promtool", "/usr/bin/jsonnet"})
       if (!fs::exists(tool)) GTEST_SKIP() << tool << " is not installed";
@@ -91,7 +91,7 @@ TEST_F(KubePrometheusStackDoc, EveryFileAndCommandWorks) {
     const fs::path script = dir_ / ("run-" + std::to_string(++runs) + ".sh");
     std::ofstream(script) << b.text;
     const fs::path log = dir_ / ("run-" + std::to_string(runs) + ".log");
-    const int code = Run("cd '" + dir_.string() + "' && bash -e '" + script.string() + "' >'" +
+    const int code = RunShell("cd '" + dir_.string() + "' && bash -e '" + script.string() + "' >'" +
                          log.string() + "' 2>&1");
     last_output = SlurpFile(log);
     ASSERT_EQ(code, 0) << b.text << "\n" << last_output;

@@ -18,6 +18,7 @@
 
 #include "support/dashboards.h"
 #include "support/paths.h"
+#include "support/subprocess.h"
 
 namespace gpuattr::testing {
 namespace {
