@@ -1,4 +1,4 @@
-// What a user of the mixin may change (docs/kube-prometheus-stack.md#mixin-overrides):
+// What a user of the mixin may change (docs/kube-prometheus-stack.md#2-the-mixin-with-your-own-values):
 //   (import 'gpuattr-mixin/mixin.libsonnet') + { _config+:: { selector: 'job="gpu-team/gpuattr"' } }
 {
   _config+:: {

@@ -37,9 +37,10 @@ HEADER = """\
 #
 # Parameters (docs/alerts.md#parameters): every series selector carries {selector}, the
 # scrape job of gpuattr (config/prometheus/prometheus.yml's job_name; under a ServiceMonitor, the
-# Service's name: gpuattr). Every runbook_url is the runbook base
-# {base} followed by #<alert name in lower case>. To change them or the thresholds, build the mixin with your own _config
-# (docs/kube-prometheus-stack.md#mixin-overrides) instead of editing this file.
+# Service's name: gpuattr). Every runbook_url is <runbook base>#<alert name in lower case>, the
+# base being {base}.
+# To change them or the thresholds, build the mixin with your own _config
+# (docs/kube-prometheus-stack.md#2-the-mixin-with-your-own-values) instead of editing this file.
 """
 
 RULE_KEYS = ("alert", "record", "expr", "for", "labels", "annotations")

@@ -1,4 +1,4 @@
-// The jsonnet mixin (mixin/, docs/kube-prometheus-stack.md#mixin-overrides) built with Debian's
+// The jsonnet mixin (mixin/, docs/kube-prometheus-stack.md#2-the-mixin-with-your-own-values) built with Debian's
 // jsonnet: its alerts and rules are the shipped config/prometheus/gpuattr-alerts.yml byte for byte
 // (scripts/gen-mixin.py --check), its dashboards are grafana/dashboards/*.json as JSON values (the
 // C++ jsonnet sorts keys and indents by three: not the bytes), and a user's _config retargets
@@ -59,7 +59,7 @@ nlohmann::json Evaluate(const std::string& code) {
   return r.code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json();
 }
 
-// The override of docs/kube-prometheus-stack.md#mixin-overrides, thresholds too.
+// The override of docs/kube-prometheus-stack.md#2-the-mixin-with-your-own-values, thresholds too.
 constexpr const char* kOverride = R"(
 (import 'mixin.libsonnet') + {
   _config+:: {
