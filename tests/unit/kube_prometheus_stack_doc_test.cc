@@ -92,7 +92,7 @@ TEST_F(KubePrometheusStackDoc, EveryFileAndCommandWorks) {
     std::ofstream(script) << b.text;
     const fs::path log = dir_ / ("run-" + std::to_string(runs) + ".log");
     const int code = RunShell("cd '" + dir_.string() + "' && bash -e '" + script.string() + "' >'" +
-                         log.string() + "' 2>&1");
+                              log.string() + "' 2>&1");
     last_output = SlurpFile(log);
     ASSERT_EQ(code, 0) << b.text << "\n" << last_output;
   }

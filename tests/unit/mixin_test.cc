@@ -1,8 +1,9 @@
-// The jsonnet mixin (mixin/, docs/kube-prometheus-stack.md#2-the-mixin-with-your-own-values) built with Debian's
-// jsonnet: its alerts and rules are the shipped config/prometheus/gpuattr-alerts.yml byte for byte
-// (scripts/gen-mixin.py --check), its dashboards are grafana/dashboards/*.json as JSON values (the
-// C++ jsonnet sorts keys and indents by three: not the bytes), and a user's _config retargets
-// every query, every runbook_url and the thresholds. Skipped where jsonnet is not installed.
+// The jsonnet mixin (mixin/, docs/kube-prometheus-stack.md#2-the-mixin-with-your-own-values) built
+// with Debian's jsonnet: its alerts and rules are the shipped config/prometheus/gpuattr-alerts.yml
+// byte for byte (scripts/gen-mixin.py --check), its dashboards are grafana/dashboards/*.json as
+// JSON values (the C++ jsonnet sorts keys and indents by three: not the bytes), and a user's
+// _config retargets every query, every runbook_url and the thresholds. Skipped where jsonnet is not
+// installed.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
