@@ -23,7 +23,10 @@ DS = {"type": "prometheus", "uid": "${datasource}"}
 # Every gpuattr selector filters on the job and instance too: two gpuattr processes feeding one
 # Prometheus (a workstation and an in-cluster one, or the shards of a sharded install) would
 # otherwise add up in every sum (docs/dashboards.md#jobs-and-instances).
-JI = 'job=~"$job", instance=~"$instance"'
+# SELECTOR is the jsonnet mixin's default _config.selector (mixin/config.libsonnet): it is in every
+# gpuattr query, so that the mixin retargets every query by replacing it (mixin/dashboards/).
+SELECTOR = 'job="gpuattr"'
+JI = SELECTOR + ', job=~"$job", instance=~"$instance"'
 C = 'cluster=~"$cluster", ' + JI
 CN = C + ', namespace=~"$namespace"'
 CNN = CN + ', node=~"$node"'
@@ -227,12 +230,13 @@ class Dashboard:
                 "options": [], "hide": 0, "regex": "",
             }
         # The data source is a variable: the dashboards import and provision as they are, and pick
-        # the default Prometheus (or the one chosen in the menu).
+        # the default Prometheus (or the one chosen in the menu). No `current`: Grafana's schema
+        # wants text and value in one, and without it Grafana starts on the default data source.
         out = [{"name": "datasource", "label": "data source", "type": "datasource", "query": "prometheus",
-                "current": {}, "hide": 0, "includeAll": False, "multi": False, "options": [], "refresh": 1,
+                "hide": 0, "includeAll": False, "multi": False, "options": [], "refresh": 1,
                 "regex": "", "skipUrlSync": False}]
-        out.append(var("job", "job", "label_values(gpuattr_build_info, job)"))
-        out.append(var("instance", "instance", 'label_values(gpuattr_build_info{job=~"$job"}, instance)'))
+        out.append(var("job", "job", f"label_values(gpuattr_build_info{{{SELECTOR}}}, job)"))
+        out.append(var("instance", "instance", f'label_values(gpuattr_build_info{{{SELECTOR}, job=~"$job"}}, instance)'))
         out.append(var("cluster", "cluster", f"label_values(gpuattr_cluster_up{{{JI}}}, cluster)"))
         scope = C
         if "namespace" in self.vars:
@@ -272,8 +276,10 @@ class Dashboard:
             "editable": True,
             "graphTooltip": 1,
             "id": None,
+            # icon, tooltip and targetBlank are required by Grafana's schema (tests/grafana-schema).
             "links": [{"type": "dashboards", "tags": ["gpuattr"], "asDropdown": True, "title": "gpuattr",
-                       "includeVars": True, "keepTime": True}],
+                       "includeVars": True, "keepTime": True, "icon": "external link", "tooltip": "",
+                       "targetBlank": False}],
             "panels": self.panels,
             "refresh": "30s",
             "schemaVersion": 39,

@@ -25,10 +25,12 @@ build=(
 # file: the package test (tests/e2e/package_test.cc). kubectl is not installed here: Debian 12
 # has no kubectl package, and its kubernetes-client (kubectl 1.20, kustomize v2.0.3) cannot build
 # config/kubernetes (no folders in `resources`, no `patches`, no components). The tests that need
-# kubectl >= 1.21 skip without it.
+# kubectl >= 1.21 skip without it. jsonnet: the mixin (mixin/, scripts/gen-mixin.py and
+# tests/unit/mixin_test.cc). npm: the dashboards' check against Grafana's published schema
+# (tests/e2e/grafana_schema_test.cc installs the pinned @grafana/schema outside the repository).
 test=(
   clang libclang-rt-14-dev prometheus-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
-  openssl curl prometheus prometheus-alertmanager python3-yaml chromium lintian file
+  openssl curl prometheus prometheus-alertmanager python3-yaml chromium lintian file jsonnet npm
 )
 
 wanted=()
@@ -44,6 +46,8 @@ done
 
 missing=()
 for p in "${wanted[@]}"; do
+  # An npm from elsewhere (NodeSource's nodejs bundles it and conflicts with Debian's) will do.
+  [ "$p" = npm ] && command -v npm >/dev/null && continue
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0

@@ -168,7 +168,7 @@ TEST_F(InstallTree, PrefixInstallNamesItsOwnFiles) {
   const std::string rules = ReadFile(prefix / "share/gpuattr/prometheus/gpuattr-alerts.yml");
   const std::string docs = ReadFile(prefix / "share/doc/gpuattr/alerts.md");
   const std::regex url(
-      R"re(runbook_url: "https://github\.com/gpuattr/gpuattr/blob/main/docs/alerts\.md#([a-z]+)")re");
+      R"re(runbook_url: ["']https://github\.com/gpuattr/gpuattr/blob/main/docs/alerts\.md#([a-z]+)["'])re");
   size_t urls = 0;
   for (auto it = std::sregex_iterator(rules.begin(), rules.end(), url);
        it != std::sregex_iterator(); ++it, ++urls) {

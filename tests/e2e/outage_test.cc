@@ -312,22 +312,26 @@ TEST(Outage, ApiserverDownIsReportedHonestlyAndTheLastGoodDataStays) {
     // The published interval, scaled as the timestamps are.
     interval_values += std::to_string(static_cast<long long>(o.interval * 60)) + " ";
   }
+  // The series carry job="gpuattr", the label Prometheus's scrape adds and the rules select.
   std::ofstream(dir / "rules.yml") << ShippedRules({"GpuattrClusterDown", "GpuattrStale"});
   std::ofstream(dir / "test.yml")
       << "rule_files: [rules.yml]\nevaluation_interval: 1m\ntests:\n  - interval: 1m\n"
       << "    input_series:\n"
-      << "      - series: 'gpuattr_cluster_up{cluster=\"fake\"}'\n        values: '" << up_values
-      << "'\n      - series: 'gpuattr_last_cycle_timestamp_seconds{cluster=\"fake\"}'\n"
+      << "      - series: 'gpuattr_cluster_up{job=\"gpuattr\",cluster=\"fake\"}'\n        values: '"
+      << up_values
+      << "'\n      - series: "
+         "'gpuattr_last_cycle_timestamp_seconds{job=\"gpuattr\",cluster=\"fake\"}'\n"
       << "        values: '" << ts_values << "'\n"
-      << "      - series: 'gpuattr_cycle_interval_seconds{cluster=\"fake\"}'\n        values: '"
+      << "      - series: 'gpuattr_cycle_interval_seconds{job=\"gpuattr\",cluster=\"fake\"}'\n     "
+         "   values: '"
       << interval_values << "'\n    alert_rule_test:\n"
       << "      - {eval_time: " << kLead + pre_outage - 1 << "m, alertname: GpuattrClusterDown}\n"
       << "      - {eval_time: " << kLead + pre_outage - 1 << "m, alertname: GpuattrStale}\n"
       << "      - eval_time: " << kLead + seen.size() - 1
       << "m\n        alertname: GpuattrClusterDown\n"
-      << "        exp_alerts: [{exp_labels: {severity: warning, cluster: fake}}]\n"
+      << "        exp_alerts: [{exp_labels: {severity: warning, job: gpuattr, cluster: fake}}]\n"
       << "      - eval_time: " << kLead + seen.size() - 1 << "m\n        alertname: GpuattrStale\n"
-      << "        exp_alerts: [{exp_labels: {severity: warning, cluster: fake}}]\n";
+      << "        exp_alerts: [{exp_labels: {severity: warning, job: gpuattr, cluster: fake}}]\n";
   const std::string cmd = "cd '" + dir.string() + "' && /usr/bin/promtool test rules test.yml > '" +
                           (dir / "promtool.txt").string() + "' 2>&1";
   const int rc = std::system(cmd.c_str());

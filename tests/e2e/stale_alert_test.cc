@@ -24,10 +24,13 @@ namespace {
 namespace fs = std::filesystem;
 constexpr const char* kPromtool = "/usr/bin/promtool";
 
-// "name{a="x",}" as ExpositionSeries keys it → a promtool series selector without the last comma.
+// "name{a="x",}" as ExpositionSeries keys it → a promtool series selector without the last comma,
+// with the job="gpuattr" that Prometheus's scrape adds (the shipped rules select it).
 std::string Selector(std::string key) {
   if (key.size() >= 2 && key[key.size() - 2] == ',') key.erase(key.size() - 2, 1);
-  return key;
+  const std::size_t brace = key.find('{');
+  if (brace == std::string::npos) return key + "{job=\"gpuattr\"}";
+  return key.insert(brace + 1, key[brace + 1] == '}' ? "job=\"gpuattr\"" : "job=\"gpuattr\",");
 }
 
 struct Published {
@@ -75,7 +78,7 @@ std::string Group(const Published& p, int minutes, int stop_minute) {
 std::string Expect(int minute, bool firing) {
   return "      - eval_time: " + std::to_string(minute) +
          "m\n        alertname: GpuattrStale\n        exp_alerts: [" +
-         (firing ? "{exp_labels: {severity: warning, cluster: lab}}" : "") + "]\n";
+         (firing ? "{exp_labels: {severity: warning, job: gpuattr, cluster: lab}}" : "") + "]\n";
 }
 
 // GpuattrStale as shipped (expr, for, labels), without its annotations: the test checks when it
