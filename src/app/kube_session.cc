@@ -13,6 +13,13 @@
 namespace gpuattr::app {
 namespace {
 
+// The stages' state, continuing from the state file's sections for the cluster.
+StageState StagesFrom(ledger::StateFile::Sections saved, const KubeSessionOptions& options) {
+  return {ledger::Ledger(options.ledger, std::move(saved.ledger)),
+          {},
+          rightsizing::Tracker(options.rightsizing, std::move(saved.rightsizing))};
+}
+
 void AddUnique(std::vector<std::string>& to, std::string e) {
   if (std::find(to.begin(), to.end(), e) == to.end()) to.push_back(std::move(e));
 }
@@ -74,13 +81,9 @@ KubeClusterSession::KubeClusterSession(std::string cluster,
       cache_(
           std::make_unique<kube::ObjectCache>(client_, CacheOptions(options_.cache, transport_))),
       discovery_(cluster_, options_.discovery, clock_),
-      stages_{
-          ledger::Ledger(options_.ledger, options_.state_file ? options_.state_file->Load(cluster_)
-                                                              : ledger::LedgerState{}),
-          {},
-          rightsizing::Tracker(options_.rightsizing,
-                               options_.state_file ? options_.state_file->LoadRightsizing(cluster_)
-                                                   : rightsizing::RightsizingState{})} {}
+      stages_(StagesFrom(
+          options_.state_file ? options_.state_file->Take(cluster_) : ledger::StateFile::Sections{},
+          options_)) {}
 
 KubeClusterSession::~KubeClusterSession() { cache_->Stop(); }
 

@@ -296,10 +296,13 @@ void EncodeWorkload(PrettyJson& j, const rightsizing::WorkloadId& id,
   j.Close('}');
 }
 
-void EncodeRightsizing(PrettyJson& j, const RightsizingContents& contents) {
+void EncodeRightsizing(
+    PrettyJson& j,
+    const std::map<std::string_view, const rightsizing::RightsizingState*>& contents) {
   j.Key("rightsizing");
   j.Open('{');
-  for (const auto& [cluster, s] : contents) {
+  for (const auto& [cluster, state] : contents) {
+    const rightsizing::RightsizingState& s = *state;
     j.Key(cluster);
     j.Open('{');
     if (s.last_cycle_unix) j.Key("last_cycle_unix").Number(*s.last_cycle_unix);
@@ -314,14 +317,29 @@ void EncodeRightsizing(PrettyJson& j, const RightsizingContents& contents) {
 
 }  // namespace
 
+StateFileSections SectionsOf(const StateFileContents& contents,
+                             const RightsizingContents* rightsizing) {
+  StateFileSections sections;
+  for (const auto& [cluster, s] : contents) sections.clusters.emplace(cluster, &s);
+  if (rightsizing)
+    for (const auto& [cluster, s] : *rightsizing) sections.rightsizing.emplace(cluster, &s);
+  return sections;
+}
+
 void EncodeStateFile(const StateFileContents& contents,
                      const std::function<void(std::string_view)>& sink,
                      const RightsizingContents* rightsizing) {
+  EncodeStateFile(SectionsOf(contents, rightsizing), sink);
+}
+
+void EncodeStateFile(const StateFileSections& sections,
+                     const std::function<void(std::string_view)>& sink) {
   PrettyJson j(sink);
   j.Open('{');
   j.Key("clusters");
   j.Open('{');
-  for (const auto& [cluster, s] : contents) {
+  for (const auto& [cluster, state] : sections.clusters) {
+    const LedgerState& s = *state;
     j.Key(cluster);
     j.Open('{');
     if (!s.accounting.empty()) EncodeAccounting(j, s.accounting);
@@ -370,7 +388,7 @@ void EncodeStateFile(const StateFileContents& contents,
   }
   j.Close('}');
   j.Key("format").String(kStateFormat);
-  if (rightsizing && !rightsizing->empty()) EncodeRightsizing(j, *rightsizing);
+  if (!sections.rightsizing.empty()) EncodeRightsizing(j, sections.rightsizing);
   j.Key("version").Integer(kStateVersion);
   j.Close('}');
   j.Raw("\n");

@@ -158,15 +158,37 @@ rightsizing::RightsizingState StateFile::LoadRightsizing(const std::string& clus
   return it == rightsizing_.end() ? rightsizing::RightsizingState{} : it->second;
 }
 
+StateFile::Sections StateFile::Take(const std::string& cluster) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Sections out;
+  if (auto it = contents_.find(cluster); it != contents_.end()) {
+    out.ledger = std::move(it->second);
+    contents_.erase(it);
+  }
+  if (auto it = rightsizing_.find(cluster); it != rightsizing_.end()) {
+    out.rightsizing = std::move(it->second);
+    rightsizing_.erase(it);
+  }
+  taken_.insert(cluster);
+  return out;
+}
+
 void StateFile::Save(const std::string& cluster, const LedgerState& state,
                      const rightsizing::RightsizingState* rightsizing) {
   std::lock_guard<std::mutex> lock(mu_);
-  contents_[cluster] = state;
-  if (rightsizing) rightsizing_[cluster] = *rightsizing;
+  // Another session's write needs this section: keep a copy. A lone session's is written from
+  // its own state.
+  if (!taken_.contains(cluster) || taken_.size() > 1) {
+    contents_[cluster] = state;
+    if (rightsizing) rightsizing_[cluster] = *rightsizing;
+  }
   if (!writable_) return;
+  StateFileSections sections = SectionsOf(contents_, &rightsizing_);
+  sections.clusters[cluster] = &state;
+  if (rightsizing) sections.rightsizing[cluster] = rightsizing;
   // Written as it is encoded: the file is MBs at scale, its text never whole in memory.
   Status s = WriteFileAtomically(
-      path_, [&](const PieceWriter& write) { EncodeStateFile(contents_, write, &rightsizing_); });
+      path_, [&](const PieceWriter& write) { EncodeStateFile(sections, write); });
   if (!s && !write_failing_)
     log::Warn(
         "cannot write the state file; idle runs and energy counters will not survive a "

@@ -428,6 +428,46 @@ TEST(StateFile, SessionsOfSeveralClustersSaveConcurrently) {
     EXPECT_EQ(back->Load("cluster-" + std::to_string(c)).last_cycle_unix, 20);
 }
 
+// A session takes its sections: the file writes them from the session's state and, alone, keeps
+// no copy (the memory of a second ledger at scale); sections of other clusters stay as read.
+TEST(StateFile, ALoneSessionsSectionIsWrittenFromItsOwnState) {
+  TempDir dir;
+  const std::string path = (dir / "state.json").string();
+  {
+    auto f = StateFile::Open(path, true);
+    f->Save("old-cluster", SampleState());
+    f->Save("kind-gpu", StateAt(5));
+  }
+  auto f = StateFile::Open(path, true);
+  StateFile::Sections taken = f->Take("kind-gpu");
+  EXPECT_EQ(taken.ledger.last_cycle_unix, 5);
+  EXPECT_EQ(f->Load("kind-gpu"), LedgerState{});  // moved out, not copied
+  const LedgerState live = StateAt(9);
+  rightsizing::RightsizingState sizing;
+  sizing.last_cycle_unix = 9;
+  f->Save("kind-gpu", live, &sizing);
+  EXPECT_EQ(f->Load("kind-gpu"), LedgerState{});  // still no copy
+  auto back = StateFile::Open(path, true);
+  EXPECT_EQ(back->Load("kind-gpu"), live);
+  EXPECT_EQ(back->LoadRightsizing("kind-gpu"), sizing);
+  EXPECT_EQ(back->Load("old-cluster"), SampleState());
+}
+
+// Two sessions share the file: each write has both clusters' latest sections.
+TEST(StateFile, SessionsSharingTheFileEachWriteTheOthersLatest) {
+  TempDir dir;
+  const std::string path = (dir / "state.json").string();
+  auto f = StateFile::Open(path, true);
+  f->Take("a");
+  f->Take("b");
+  f->Save("a", StateAt(1));
+  f->Save("b", StateAt(2));
+  f->Save("a", StateAt(3));
+  auto back = StateFile::Open(path, true);
+  EXPECT_EQ(back->Load("a").last_cycle_unix, 3);
+  EXPECT_EQ(back->Load("b").last_cycle_unix, 2);
+}
+
 // --- restart ------------------------------------------------------------------------------------
 
 // Write the state, build a new Ledger from the file, continue: the idle run and the counters go

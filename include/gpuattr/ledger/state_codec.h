@@ -59,6 +59,17 @@ std::string EncodeStateFile(const StateFileContents& contents,
 void EncodeStateFile(const StateFileContents& contents,
                      const std::function<void(std::string_view)>& sink,
                      const RightsizingContents* rightsizing = nullptr);
+
+// The sections of one write by reference, so that a writer can put a state it holds next to
+// copies of the others' without copying its own (StateFile::Save).
+struct StateFileSections {
+  std::map<std::string_view, const LedgerState*> clusters;
+  std::map<std::string_view, const rightsizing::RightsizingState*> rightsizing;
+};
+StateFileSections SectionsOf(const StateFileContents& contents,
+                             const RightsizingContents* rightsizing = nullptr);
+void EncodeStateFile(const StateFileSections& sections,
+                     const std::function<void(std::string_view)>& sink);
 // Errors (not JSON, truncated, another format or version, a field of the wrong type) say what
 // is wrong, without the file name (the caller adds it). The "rightsizing" section goes to
 // `rightsizing` when not null (else it is only checked).

@@ -15,6 +15,7 @@
 
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 
 #include "gpuattr/ledger/state.h"
@@ -46,6 +47,16 @@ class StateFile {
   LedgerState Load(const std::string& cluster) const;
   // The cluster's rightsizing observations, or none (docs/rightsizing.md#in-the-state-file).
   rightsizing::RightsizingState LoadRightsizing(const std::string& cluster) const;
+  // For the session of `cluster`: its sections as read, moved out. From then on the session holds
+  // them and Save writes them from there; the file keeps a copy only while another session shares
+  // it (every session takes its sections before the first Save). One session per file is the usual
+  // case: at 1,000 nodes the copy was 20 MB of the daemon's peak (docs/performance.md).
+  struct Sections {
+    LedgerState ledger;
+    rightsizing::RightsizingState rightsizing;
+  };
+  Sections Take(const std::string& cluster);
+
   // Replaces the cluster's section (and its rightsizing section, when given) and, when writable,
   // rewrites the file. Sections of clusters not running in this process are kept as they were
   // read.
@@ -65,8 +76,9 @@ class StateFile {
   const std::string path_;
   const bool writable_;
   mutable std::mutex mu_;
-  StateFileContents contents_;
+  StateFileContents contents_;  // sections read, and copies of the sessions' (see Take)
   RightsizingContents rightsizing_;
+  std::set<std::string, std::less<>> taken_;  // clusters whose sessions took their sections
   bool write_failing_ = false;
   int lock_fd_ = -1;
 };
