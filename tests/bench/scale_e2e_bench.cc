@@ -79,7 +79,8 @@ Options:
                         pod on a loopback address of its own with its exporter listening there,
                         the daemon with scrape.path: direct; docs/deploy.md#direct-scraping)
   --families N          also print the N families with the most series per size (default 0)
-  --keep DIR            keep the daemon's config and log under DIR (default: a temp dir, removed)
+  --keep DIR            keep the daemon's config and log, and the /metrics text after the cycles
+                        (metrics-NODES.prom), under DIR (default: a temp dir, removed)
 )";
 
 struct Options {
@@ -537,6 +538,9 @@ Row RunSize(const Options& opt, int nodes, const fs::path& dir) {
   }
   const std::string final_metrics = metrics();
   row.exposition = MeasureExposition(final_metrics);
+  // Kept for a closer look (series per family and label set) when the run keeps its files.
+  if (!opt.keep.empty())
+    std::ofstream(dir / ("metrics-" + std::to_string(nodes) + ".prom")) << final_metrics;
   row.lists_after_first_daemon =
       SumSeries(final_metrics, "gpuattr_apiserver_requests_total", "verb=\"list\"") -
       static_cast<double>(lists_fake_first);
