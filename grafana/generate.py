@@ -448,7 +448,8 @@ def devices():
     health = f"gpuattr_device_health{{{CNODE}}}"
     d.stat("Devices", "Whole GPUs and MIG slices seen.", f"count by (cluster) (gpuattr_device_info{{{CNODE}}})",
            "short", NEUTRAL)
-    # MIG slices inherit their card's health: count cards, distinct (cluster, node, gpu).
+    # Health is one series set per card (no gpu_instance), plus a slice's own where its state
+    # differs from the card's: count cards, distinct (cluster, node, gpu).
     d.stat("Critical cards", "Physical cards whose health is critical (a card's MIG slices count once).",
            zero_fill(f'count by (cluster) (group by (cluster, node, gpu) ({health[:-1]}, state="critical"}} == 1))',
                      health), "short", BAD_IF_ANY)
@@ -457,6 +458,14 @@ def devices():
                      health), "short", WARN_IF_ANY)
     d.stat("Card power", "Σ of physical cards (each counted once).",
            f"sum by (cluster) (gpuattr_card_power_watts{{{CNODE}}})", "watt", NEUTRAL)
+    # Each device's state: a slice's own series where it has one, else its card's, carried onto every
+    # device of the card (gpuattr_device_info's rows) by the card labels.
+    device_health = (
+        f'max by (cluster, node, gpu, gpu_instance, state) ({health[:-1]}, gpu_instance!=""}} == 1)'
+        f' or on (cluster, node, gpu, gpu_instance) ('
+        f'max by (cluster, node, gpu, state) ({health[:-1]}, gpu_instance=""}} == 1)'
+        f' * on (cluster, node, gpu) group_right (state)'
+        f' group by (cluster, node, gpu, gpu_instance) (gpuattr_device_info{{{CNODE}}}))')
     d.table("Devices", "One row per whole GPU or MIG slice.", [
         ("info", f"gpuattr_device_info{{{CNODE}}}", "short"),
         ("utilisation", f"gpuattr_device_utilization_ratio{{{CNODE}}}", "percentunit"),
@@ -465,7 +474,7 @@ def devices():
         ("power", f"gpuattr_device_power_watts{{{CNODE}}}", "watt"),
         ("temperature", f"gpuattr_device_temperature_celsius{{{CNODE}}}", "celsius"),
         ("pods", f"gpuattr_device_pods{{{CNODE}}}", "short"),
-        ("health", f"max by (cluster, node, gpu, gpu_instance, state) ({health} == 1)", "short"),
+        ("health", device_health, "short"),
     ], h=12, hide=("Value #A", "Value #H"))
     d.row("Health")
     d.table("Health issues", "Every current issue with its severity and what it means (detail).", [

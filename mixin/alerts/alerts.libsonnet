@@ -82,15 +82,16 @@ local hours(h) = if h == 1 then 'an hour' else '%s hours' % h;
         name: 'gpuattr-health',
         rules: [
           {
-            // Once per physical card: MIG slices inherit their card's health, so a card with seven
-            // slices is one alert, not seven.
+            // Once per physical card: gpuattr_device_health has one series set per card (no
+            // gpu_instance) and a slice's own only where its state differs from the card's, so a
+            // card with seven slices is one alert, not seven, whichever of them is critical.
             alert: 'GpuattrDeviceCritical',
             expr: 'max by (cluster, node, gpu) (gpuattr_device_health{%(selector)s, state="critical"}) == 1' % $._config,
             'for': '1m',
             labels: { severity: 'critical' },
             annotations: {
               summary: 'A GPU is in critical health',
-              description: 'GPU {{ $labels.gpu }} on node {{ $labels.node }} (cluster {{ $labels.cluster }}) reports a critical health issue (e.g. an XID that needs a reset, double-bit ECC errors, a failed row remap); its MIG slices, if any, share it.',
+              description: 'GPU {{ $labels.gpu }} on node {{ $labels.node }} (cluster {{ $labels.cluster }}) reports a critical health issue (e.g. an XID that needs a reset, double-bit ECC errors, a failed row remap), on the card or on one of its MIG slices.',
               runbook: 'Look up the issue and its meaning on "gpuattr / Devices and health" (the detail column of gpuattr_device_health_issue). Cordon the node (kubectl cordon {{ $labels.node }}), let the pods on that GPU finish or move them, then have the node drained and the GPU reset or replaced (nvidia-smi -r, or a reboot). Row-remap failures and repeated double-bit ECC errors mean an RMA.',
               runbook_url: '%(runbookURLBase)s#gpuattrdevicecritical' % $._config,
             },

@@ -225,8 +225,8 @@ void BuildDevices(Work& work) {
       FillIfEmpty(c.card.model, d->device.model);
       for (const sources::DcgmRecord* r : d->dcgm) fields.Add(*r);
     }
-    health::DeviceHealth card_health = health::AssessDevice(fields);
-    for (DeviceWork* d : c.devices) d->device.health = card_health;
+    c.card.health = health::AssessDevice(fields);
+    for (DeviceWork* d : c.devices) d->device.health = c.card.health;
   }
 }
 

@@ -6,7 +6,10 @@
 // in the first cycle, and the fake's own request log), the client connections the steady cycles'
 // proxy GETs came on and how many of them were new (keep-alive reuse: none), the daemon's peak RSS
 // (VmHWM from /proc) after the cycles (no /metrics request before that) and after the scrape load,
-// and the /metrics latency (p50/p99) with concurrent scrapers sending Accept-Encoding: gzip.
+// the /metrics latency (p50/p99) with concurrent scrapers sending Accept-Encoding: gzip, and the
+// size of the exposition after the cycles: series (sample lines, not # lines) and uncompressed
+// bytes, with --families N the N families with the most series (the series budget,
+// docs/performance.md#series-budget).
 //
 //   build-release/tests/scale_e2e_bench --gpuattr build-release/gpuattr --nodes 250,500,1000
 //
@@ -75,7 +78,9 @@ Options:
   --scrape-path PATH    proxy (exporters through the fake's pod proxy; default) or direct (each
                         pod on a loopback address of its own with its exporter listening there,
                         the daemon with scrape.path: direct; docs/deploy.md#direct-scraping)
-  --keep DIR            keep the daemon's config and log under DIR (default: a temp dir, removed)
+  --families N          also print the N families with the most series per size (default 0)
+  --keep DIR            keep the daemon's config and log, and the /metrics text after the cycles
+                        (metrics-NODES.prom), under DIR (default: a temp dir, removed)
 )";
 
 struct Options {
@@ -89,6 +94,7 @@ struct Options {
   int notebook_pods = 20;
   int scrapers = 10;
   int scrape_seconds = 10;
+  int families = 0;
   std::string scraper = "lean";
   std::string keep;
   // "proxy": exporters through the fake's pod proxy; "direct": each pod on a loopback address of
@@ -163,6 +169,7 @@ std::optional<Options> ParseArgs(int argc, char** argv) {
                   : a == "--notebook-pods"  ? &o.notebook_pods
                   : a == "--scrapers"       ? &o.scrapers
                   : a == "--scrape-seconds" ? &o.scrape_seconds
+                  : a == "--families"       ? &o.families
                                             : nullptr;
     if (!target) {
       std::cerr << "scale_e2e_bench: unknown option " << a << " (see --help)\n";
@@ -253,6 +260,40 @@ double SumSeries(const std::string& body, const std::string& family, const std::
     sum += std::strtod(line.c_str() + line.rfind(' ') + 1, nullptr);
   }
   return sum;
+}
+
+// The size of an exposition: series (sample lines; # lines are not series) and bytes, in all and
+// per family (the name of the # TYPE line before the samples: a histogram's _bucket, _sum and
+// _count lines count as its family's).
+struct FamilySize {
+  size_t series = 0, bytes = 0;
+};
+struct ExpositionSize {
+  size_t series = 0, bytes = 0;
+  std::map<std::string, FamilySize> families;
+};
+
+ExpositionSize MeasureExposition(const std::string& body) {
+  ExpositionSize out;
+  out.bytes = body.size();
+  std::string family = "(no # TYPE)";
+  std::stringstream ss(body);
+  for (std::string line; std::getline(ss, line);) {
+    if (line.empty()) continue;
+    if (line[0] == '#') {
+      if (line.rfind("# TYPE ", 0) == 0) {
+        std::string rest = line.substr(7);
+        family = rest.substr(0, rest.find(' '));
+      }
+      out.families[family].bytes += line.size() + 1;
+      continue;
+    }
+    ++out.series;
+    FamilySize& f = out.families[family];
+    ++f.series;
+    f.bytes += line.size() + 1;
+  }
+  return out;
 }
 
 // A /metrics scraper on one keep-alive connection that reads each response into a buffer it
@@ -355,6 +396,7 @@ struct Row {
   double p50_ms = 0, p99_ms = 0, max_ms = 0;
   size_t scrapes = 0, scrape_errors = 0;
   double scrape_kib = 0;
+  ExpositionSize exposition;  // of the uncompressed /metrics after the cycles
   // CPU milliseconds per scrape during the scrape load: the daemon's (serving, plus a cycle if
   // one ran then) and this process's (the scrapers' clients and the fake apiserver).
   double daemon_cpu_ms_per_scrape = 0, client_cpu_ms_per_scrape = 0;
@@ -428,7 +470,7 @@ Row RunSize(const Options& opt, int nodes, const fs::path& dir) {
   http.set_read_timeout(120, 0);
   http.set_decompress(false);
   auto metrics = [&]() -> std::string {
-    auto r = http.Get("/metrics");
+    auto r = http.Get("/metrics", {{"Accept-Encoding", "identity"}});
     return r && r->status == 200 ? r->body : std::string();
   };
 
@@ -495,6 +537,10 @@ Row RunSize(const Options& opt, int nodes, const fs::path& dir) {
     for (int port : steady) row.steady_new_connections += first.count(port) ? 0 : 1;
   }
   const std::string final_metrics = metrics();
+  row.exposition = MeasureExposition(final_metrics);
+  // Kept for a closer look (series per family and label set) when the run keeps its files.
+  if (!opt.keep.empty())
+    std::ofstream(dir / ("metrics-" + std::to_string(nodes) + ".prom")) << final_metrics;
   row.lists_after_first_daemon =
       SumSeries(final_metrics, "gpuattr_apiserver_requests_total", "verb=\"list\"") -
       static_cast<double>(lists_fake_first);
@@ -622,8 +668,8 @@ int main(int argc, char** argv) {
          "| connections of steady GETs (new) "
          "| LISTs after 1st (daemon / fake) | peak RSS after cycles | peak RSS after scrapes "
          "| /metrics p50 / p99 / max | scrapes (errors) | body "
-         "| CPU per scrape: daemon / scrapers+fake |\n"
-         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+         "| CPU per scrape: daemon / scrapers+fake | series | exposition (uncompressed) |\n"
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Row& r : rows) {
     std::cout << "| " << r.nodes << " | " << r.devices << " | " << r.pods << " | "
               << Fixed(r.body_mib, 1) << " MiB | " << Fixed(r.first_cycle, 2) << " s | "
@@ -638,8 +684,26 @@ int main(int argc, char** argv) {
               << Fixed(r.p99_ms, 1) << " / " << Fixed(r.max_ms, 1) << " ms | " << r.scrapes << " ("
               << r.scrape_errors << ") | " << Fixed(r.scrape_kib, 0) << " KiB | "
               << Fixed(r.daemon_cpu_ms_per_scrape, 2) << " / "
-              << Fixed(r.client_cpu_ms_per_scrape, 2) << " ms |"
+              << Fixed(r.client_cpu_ms_per_scrape, 2) << " ms | " << r.exposition.series << " | "
+              << Fixed(static_cast<double>(r.exposition.bytes) / 1e6, 2) << " MB |"
               << (r.error.empty() ? "" : " " + r.error) << "\n";
+  }
+  for (const Row& r : rows) {
+    if (opt->families <= 0) break;
+    std::vector<std::pair<std::string, FamilySize>> fams(r.exposition.families.begin(),
+                                                         r.exposition.families.end());
+    std::sort(fams.begin(), fams.end(), [](const auto& a, const auto& b) {
+      return a.second.series != b.second.series ? a.second.series > b.second.series
+                                                : a.first < b.first;
+    });
+    if (fams.size() > static_cast<size_t>(opt->families)) fams.resize(opt->families);
+    std::cout << "\n"
+              << r.nodes << " nodes: the " << fams.size() << " families with the most "
+              << "series (of " << r.exposition.families.size() << ")\n\n"
+              << "| family | series | per node | bytes |\n|---|---|---|---|\n";
+    for (const auto& [name, f] : fams)
+      std::cout << "| " << name << " | " << f.series << " | "
+                << Fixed(static_cast<double>(f.series) / r.nodes, 1) << " | " << f.bytes << " |\n";
   }
   if (opt->keep.empty()) {
     std::error_code ec;

@@ -494,11 +494,30 @@ TEST_F(DashboardsAgainstPrometheus, CriticalCardsCountCardsNotSlices) {
     }
     return -1.0;
   };
-  QueryResult slices =
-      env_->Query("count(gpuattr_device_health{cluster=\"demo\", state=\"critical\"} == 1)");
-  ASSERT_TRUE(slices.ok && !slices.data["result"].empty()) << "the demo has no critical device";
+  // The slices of the critical card (its health is the card's series, without gpu_instance).
+  QueryResult slices = env_->Query(
+      "count(gpuattr_device_info{cluster=\"demo\", gpu_instance!=\"\"} and on (cluster, node, gpu) "
+      "(gpuattr_device_health{cluster=\"demo\", state=\"critical\"} == 1))");
+  ASSERT_TRUE(slices.ok && !slices.data["result"].empty())
+      << "the demo has no critical MIG card: this test checks nothing";
   EXPECT_GT(std::stod(slices.data["result"][0]["value"][1].get<std::string>()), 1.0)
       << "the demo's critical card is no longer MIG-partitioned: this test checks nothing";
+  const double slice_count = std::stod(slices.data["result"][0]["value"][1].get<std::string>());
+  // The Devices table's health column gives every slice of that card the card's state.
+  size_t critical_slices = 0, health_queries = 0;
+  for (const auto& q : DashboardQueries(*d, "devices.json")) {
+    if (q.panel_title != "Devices" || q.expr.find("gpuattr_device_health") == std::string::npos)
+      continue;
+    ++health_queries;
+    QueryResult r = env_->Query(SubstituteVariables(q.expr, vars));
+    ASSERT_TRUE(r.ok) << q.expr;
+    for (const auto& s : r.data["result"])
+      critical_slices += s["metric"].value("cluster", "") == "demo" &&
+                         s["metric"].value("state", "") == "critical" &&
+                         !s["metric"].value("gpu_instance", "").empty();
+  }
+  EXPECT_EQ(health_queries, 1u);
+  EXPECT_EQ(static_cast<double>(critical_slices), slice_count);
   size_t series = 0;
   EXPECT_EQ(panel_value("Critical cards", &series), 1.0);
   EXPECT_EQ(series, 1u);

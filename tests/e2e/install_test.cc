@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <regex>
 #include <set>
 #include <string>
@@ -81,6 +82,20 @@ std::set<std::string> FilesUnder(const fs::path& root) {
   return out;
 }
 
+// The mixin's files as installed (CMakeLists.txt: *.libsonnet, *.jsonnet, README.md), relative to
+// mixin/.
+std::set<std::string> MixinFiles() {
+  std::set<std::string> out;
+  const fs::path mixin = SourceDir() / "mixin";
+  for (const auto& e : fs::recursive_directory_iterator(mixin)) {
+    const fs::path& p = e.path();
+    if (e.is_regular_file() && (p.extension() == ".libsonnet" || p.extension() == ".jsonnet" ||
+                                p.filename() == "README.md"))
+      out.insert(p.lexically_relative(mixin).string());
+  }
+  return out;
+}
+
 TEST_F(InstallTree, DestdirHoldsEverythingUnderThePrefixOnly) {
   const fs::path dest = scratch_ / "dest", root = dest / "usr" / "local";
   const Ran r = Install("/usr/local", dest);
@@ -116,6 +131,7 @@ TEST_F(InstallTree, DestdirHoldsEverythingUnderThePrefixOnly) {
   };
   for (const auto& d : DashboardFiles())
     want.insert("share/gpuattr/grafana/dashboards/" + d.filename().string());
+  for (const auto& m : MixinFiles()) want.insert("share/gpuattr/mixin/" + m);
   for (const auto& f : want) EXPECT_TRUE(files.count("usr/local/" + f)) << "not installed: " << f;
   EXPECT_EQ(files.size(), want.size()) << "installed files: " << ::testing::PrintToString(files);
 
@@ -131,6 +147,20 @@ TEST_F(InstallTree, DestdirHoldsEverythingUnderThePrefixOnly) {
     EXPECT_EQ(ReadFile(root / "share/gpuattr/grafana/dashboards" / d.filename()), ReadFile(d))
         << d.filename();
   EXPECT_EQ(ReadFile(root / "share/doc/gpuattr/LICENSE"), ReadFile(SourceDir() / "LICENSE"));
+  for (const auto& m : MixinFiles())
+    EXPECT_EQ(ReadFile(root / "share/gpuattr/mixin" / m), ReadFile(SourceDir() / "mixin" / m)) << m;
+  ASSERT_TRUE(MixinFiles().count("mixin.libsonnet"));
+  // The installed mixin builds where it lies: its dashboards import the installed dashboards.
+  if (!fs::exists("/usr/bin/jsonnet")) {
+    std::cout << "not built: /usr/bin/jsonnet is not installed (apt-get install jsonnet)\n";
+    return;
+  }
+  const Ran built = Shell("/usr/bin/jsonnet -J '" + (root / "share").string() +
+                              "' -e \"std.length(std.objectFields((import "
+                              "'gpuattr/mixin/mixin.libsonnet').grafanaDashboards))\"",
+                          scratch_);
+  ASSERT_EQ(built.code, 0) << built.output;
+  EXPECT_EQ(built.output, std::to_string(DashboardFiles().size()) + "\n");
 
   // The default prefix: the installed files name /usr/local, never the DESTDIR.
   const std::string unit = ReadFile(root / "share/systemd/user/gpuattr.service");

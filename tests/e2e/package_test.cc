@@ -99,7 +99,11 @@ TEST_F(Package, ExtractedDebRunsAgainstTheFakeApiserver) {
        {"usr/bin/gpuattr", "usr/bin/kubectl-gpuattr", "usr/share/man/man1/gpuattr.1.gz",
         "usr/share/gpuattr/gpuattr.example.yaml", "usr/share/systemd/user/gpuattr.service",
         "usr/share/gpuattr/prometheus/gpuattr-alerts.yml", "usr/share/doc/gpuattr/copyright",
-        "usr/share/doc/gpuattr/changelog.gz"})
+        "usr/share/doc/gpuattr/changelog.gz", "usr/share/gpuattr/mixin/mixin.libsonnet",
+        "usr/share/gpuattr/mixin/config.libsonnet",
+        "usr/share/gpuattr/mixin/alerts/alerts.libsonnet",
+        "usr/share/gpuattr/mixin/rules/rules.libsonnet",
+        "usr/share/gpuattr/mixin/dashboards/dashboards.libsonnet"})
     EXPECT_TRUE(fs::exists(root / f)) << f;
   EXPECT_FALSE(fs::exists(root / "usr/share/doc/gpuattr/LICENSE")) << "copyright stands for it";
   EXPECT_THAT(ReadFile(root / "usr/share/systemd/user/gpuattr.service"),

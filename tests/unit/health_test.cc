@@ -353,6 +353,55 @@ TEST(HealthAttribution, MigSlicesInheritTheirCardsHealth) {
   EXPECT_EQ(out.node_health[0].state, State::kCritical);
 }
 
+void ExpectOneHot(const model::CycleOutput& out, const std::string& what);
+
+// The device_health series of one device (or card: no gpu_instance), "" when it has none.
+std::string HealthSeries(const model::CycleOutput& out, const std::string& gpu,
+                         const std::string& gpu_instance) {
+  metrics::FamilyCollector w;
+  metrics::WriteHealth(out, w);
+  std::string states;
+  for (const auto& f : std::move(w).Finish()) {
+    if (f.name != "gpuattr_device_health") continue;
+    for (const auto& m : f.metric) {
+      std::string g, gi, state;
+      for (const auto& l : m.label) {
+        if (l.name == "gpu") g = l.value;
+        if (l.name == "gpu_instance") gi = l.value;
+        if (l.name == "state") state = l.value;
+      }
+      if (g == gpu && gi == gpu_instance)
+        states += state + "=" + std::to_string(static_cast<int>(m.gauge.value)) + " ";
+    }
+  }
+  return states;
+}
+
+// A MIG card's health is published once, without slice labels; its slices have no series while
+// they share it, and their own as soon as one differs (the writer compares, it does not assume).
+TEST(HealthAttribution, OneHotOncePerCardAndForASliceOnlyWhenItDiffers) {
+  kube::ClusterObjects objects;
+  std::string body = MigLine("DCGM_FI_DEV_POWER_USAGE", "0", "7", "100") +
+                     MigLine("DCGM_FI_DEV_POWER_USAGE", "0", "8", "100") +
+                     MigLine("DCGM_FI_DEV_XID_ERRORS", "0", "7", "79");
+  model::CycleOutput out = AttributeText(objects, "n1", body);
+  ASSERT_EQ(out.attribution.cards.size(), 1u);
+  EXPECT_EQ(out.attribution.cards[0].health.state, State::kCritical);
+  EXPECT_EQ(HealthSeries(out, "0", ""), "ok=0 warning=0 critical=1 unknown=0 ");
+  EXPECT_EQ(HealthSeries(out, "0", "7"), "");
+  EXPECT_EQ(HealthSeries(out, "0", "8"), "");
+
+  attribution::Device* s8 = nullptr;
+  for (auto& d : out.attribution.devices)
+    if (d.id.gpu_instance == "8") s8 = &d;
+  ASSERT_NE(s8, nullptr);
+  s8->health.state = State::kWarning;
+  EXPECT_EQ(HealthSeries(out, "0", ""), "ok=0 warning=0 critical=1 unknown=0 ");
+  EXPECT_EQ(HealthSeries(out, "0", "7"), "");
+  EXPECT_EQ(HealthSeries(out, "0", "8"), "ok=0 warning=1 critical=0 unknown=0 ");
+  ExpectOneHot(out, "slice 8 warning");
+}
+
 TEST(HealthAttribution, MigOnlyNodeWithoutHealthFieldsIsUnknownNeverOk) {
   kube::ClusterObjects objects;
   kube::Node n;
@@ -390,7 +439,8 @@ TEST(HealthAttribution, ProcessExporterDevicesAreUnknown) {
 }
 
 // Every gpuattr_device_health and gpuattr_node_health label set (without `state`) has the four
-// states with exactly one at 1; every device and every node with a device has its series.
+// states with exactly one at 1; every card (no gpu_instance) and every node with a device has its
+// series, and a MIG slice only when its state differs from its card's.
 void ExpectOneHot(const model::CycleOutput& out, const std::string& what) {
   const attribution::Attribution& a = out.attribution;
   metrics::FamilyCollector w;
@@ -420,7 +470,16 @@ void ExpectOneHot(const model::CycleOutput& out, const std::string& what) {
     }
     EXPECT_EQ(ones, 1) << what << " " << key;
   }
-  EXPECT_EQ(device_series, 4 * a.devices.size()) << what;
+  size_t own_slices = 0;
+  for (const auto& d : a.devices)
+    own_slices += d.id.gpu_instance && d.health.state != a.cards.at(d.card).health.state;
+  EXPECT_EQ(device_series, 4 * (a.cards.size() + own_slices)) << what;
+  for (const auto& c : a.cards) {
+    const std::string key =
+        "gpuattr_device_health,cluster=" + a.cluster + ",gpu=" + c.gpu + ",node=" + c.node;
+    ASSERT_TRUE(by_family_key.count(key)) << what << " " << key;
+    EXPECT_EQ(by_family_key[key][std::string(StateName(c.health.state))], 1) << what << " " << key;
+  }
   std::set<std::string> device_nodes;
   for (const auto& d : a.devices) device_nodes.insert(d.id.node);
   std::set<std::string> health_nodes;

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <string>
 
 #include "support/dashboards.h"
@@ -174,6 +175,62 @@ TEST_F(Mixin, OverrideRetargetsEveryDashboardQuery) {
     EXPECT_EQ(dashboard.dump().find(R"(job=\"gpuattr\")"), std::string::npos) << key;
   }
   EXPECT_GT(queries, 200);
+}
+
+// The example of docs/alerts.md#parameters, run as written (only its paths made absolute): the
+// rule file it writes has the example's selector in every expression, its runbook base in every
+// runbook_url, and promtool accepts it as a rule file.
+TEST_F(Mixin, AlertsDocParametersExampleRetargetsTheRules) {
+  const std::string doc = ReadFile(SourceDir() / "docs" / "alerts.md");
+  const size_t section = doc.find("\n## Parameters\n");
+  ASSERT_NE(section, std::string::npos) << "docs/alerts.md has no Parameters section";
+  const size_t next = doc.find("\n## ", section + 1);
+  const size_t open = doc.find("```sh\n", section);
+  ASSERT_TRUE(open != std::string::npos && open < next) << "no sh example in #parameters";
+  const size_t body = open + 6, close = doc.find("```", body);
+  ASSERT_NE(close, std::string::npos);
+  std::string cmd = doc.substr(body, close - body);
+
+  std::smatch selector, base;
+  ASSERT_TRUE(std::regex_search(cmd, selector, std::regex(R"(selector: 'job=\\"([^\\"]+)\\"')")))
+      << cmd;
+  ASSERT_TRUE(std::regex_search(cmd, base, std::regex(R"(runbookURLBase: '([^']+)')"))) << cmd;
+  ASSERT_NE(selector[1], "gpuattr") << "the example keeps the default: it would show nothing";
+  const std::string job = selector[1], runbook_base = base[1];
+
+  const std::string run = "jsonnet -J mixin ", into = "> gpuattr-alerts.yml";
+  ASSERT_EQ(cmd.rfind(run, 0), 0u) << cmd;
+  const size_t out_at = cmd.find(into);
+  ASSERT_NE(out_at, std::string::npos) << cmd;
+  const fs::path out = TempPath(".yml");
+  cmd.replace(out_at, into.size(), "> '" + out.string() + "'");
+  cmd.replace(0, run.size(),
+              std::string(kJsonnet) + " -J '" + (SourceDir() / "mixin").string() + "' ");
+  const Ran r = Shell(cmd);
+  ASSERT_EQ(r.code, 0) << cmd << "\n" << r.err;
+  const nlohmann::json rules = nlohmann::json::parse(SlurpFile(out));
+
+  int alerts = 0, records = 0;
+  for (const auto& group : rules["groups"])
+    for (const auto& rule : group["rules"]) {
+      const std::string expr = rule["expr"];
+      EXPECT_NE(expr.find("job=\"" + job + "\""), std::string::npos) << expr;
+      EXPECT_EQ(expr.find("job=\"gpuattr\""), std::string::npos) << expr;
+      if (!rule.contains("alert")) {
+        ++records;
+        continue;
+      }
+      ++alerts;
+      EXPECT_EQ(rule["annotations"]["runbook_url"],
+                runbook_base + "#" + Lower(rule["alert"].get<std::string>()));
+    }
+  EXPECT_GT(alerts, 10);
+  EXPECT_GT(records, 0);
+  if (fs::exists(kPromtool)) {
+    const Ran check = Shell(std::string(kPromtool) + " check rules '" + out.string() + "'");
+    EXPECT_EQ(check.code, 0) << check.out << check.err;
+  }
+  fs::remove(out);
 }
 
 }  // namespace

@@ -67,7 +67,9 @@ struct Device {
   // dcgm without pod labels: DRA's holders of the device's UUID when DRA knows it, else the GPU
   // pods of the node.
   std::vector<kube::PodId> candidate_pods;
-  health::DeviceHealth health;  // the card's (MIG slices inherit it); unknown without dcgm
+  // The card's (MIG slices inherit it today); unknown without dcgm. gpuattr_device_health
+  // publishes a slice's own series only where it differs from Card::health.
+  health::DeviceHealth health;
 };
 
 // A physical GPU: node + parent UUID (else card index).
@@ -78,6 +80,7 @@ struct Card {
   std::string model;
   std::optional<double> power_watts;  // max POWER over all the card's lines, counted once
   std::vector<size_t> devices;        // indexes into Attribution::devices
+  health::DeviceHealth health;        // from all the card's lines; unknown without dcgm
 };
 
 // One pod on one device.

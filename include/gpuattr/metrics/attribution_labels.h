@@ -15,6 +15,12 @@ inline Labels DeviceLabels(const std::string& cluster, const attribution::Device
   return l;
 }
 
+// A physical card: cluster, node and gpu, never gpu_instance, so a whole GPU's card labels are its
+// device labels (the same series) and a MIG card's carry none of its slices' labels.
+inline Labels CardLabels(const std::string& cluster, const attribution::Card& card) {
+  return Labels{{"cluster", cluster}, {"gpu", card.gpu}, {"node", card.node}};
+}
+
 inline Labels PodLabels(const std::string& cluster, const kube::PodId& id) {
   return Labels{{"cluster", cluster}, {"namespace", id.namespace_}, {"pod", id.name}};
 }
