@@ -269,14 +269,12 @@ void KubeClusterSession::Stage(CycleInput& input, model::CycleResult& result,
                                const Timing& timing) {
   const auto t_stages = Timing::Real::now();
   const double stages_cpu_start = CpuSeconds(CLOCK_THREAD_CPUTIME_ID);
-  result.output =
-      std::make_shared<const model::CycleOutput>(RunStages(input, stages_, options_.stages));
+  const size_t readings = input.readings.size();
+  // The readings (18 MB at 1,000 nodes) are freed as soon as the stages that read them are done.
+  result.output = std::make_shared<const model::CycleOutput>(
+      RunStages(std::move(input), stages_, options_.stages));
   const double stages_seconds = Timing::Since(t_stages);
   const double stages_cpu = CpuSeconds(CLOCK_THREAD_CPUTIME_ID) - stages_cpu_start;
-  const size_t readings = input.readings.size();
-  // The readings (18 MB at 1,000 nodes) are not needed past the stages: freed before the state
-  // file is encoded, which is the heap's peak (heaptrack).
-  std::vector<sources::ExporterReadings>().swap(input.readings);
   const auto t_save = Timing::Real::now();
   if (options_.state_file)
     options_.state_file->Save(cluster_, stages_.ledger.state(), &stages_.rightsizing.state());

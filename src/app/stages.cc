@@ -33,8 +33,11 @@ CycleInput ShardInput(const CycleInput& whole, const kube::Shard& shard) {
   return in;
 }
 
-model::CycleOutput RunStages(const CycleInput& input, StageState& state,
-                             const StageParams& params) {
+namespace {
+
+// The stages that read the exporters' readings: attribution, allocation, health, inference.
+model::CycleOutput ReadingStages(const CycleInput& input, StageState& state,
+                                 const StageParams& params) {
   const kube::ClusterObjects& objects = *input.objects;
   model::CycleOutput out;
   out.attribution =
@@ -54,6 +57,13 @@ model::CycleOutput RunStages(const CycleInput& input, StageState& state,
 
   out.inference =
       state.inference.Update(input.cluster, input.readings, input.now, &out.attribution);
+  return out;
+}
+
+// The stages over their results (the readings are not read): ledger, accounting, rightsizing.
+void LedgerStages(const CycleInput& input, StageState& state, const StageParams& params,
+                  model::CycleOutput& out) {
+  const kube::ClusterObjects& objects = *input.objects;
 
   ledger::PodUids in_cluster;
   for (const auto& [key, pod] : objects.pods) in_cluster.emplace(pod.Id(), pod.uid);
@@ -90,6 +100,21 @@ model::CycleOutput RunStages(const CycleInput& input, StageState& state,
   // Every shard sees every namespace: shard 0 alone publishes them, so that a join on
   // (cluster, namespace) finds one series.
   if (!input.shard.sharded() || input.shard.index == 0) out.namespace_labels = std::move(teams);
+}
+
+}  // namespace
+
+model::CycleOutput RunStages(const CycleInput& input, StageState& state,
+                             const StageParams& params) {
+  model::CycleOutput out = ReadingStages(input, state, params);
+  LedgerStages(input, state, params, out);
+  return out;
+}
+
+model::CycleOutput RunStages(CycleInput&& input, StageState& state, const StageParams& params) {
+  model::CycleOutput out = ReadingStages(input, state, params);
+  std::vector<sources::ExporterReadings>().swap(input.readings);
+  LedgerStages(input, state, params, out);
   return out;
 }
 
