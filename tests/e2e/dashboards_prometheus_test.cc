@@ -59,6 +59,7 @@ class DashboardsAgainstPrometheus : public ::testing::Test {
     std::string error;  // why the environment could not start
 
     ~Env() {
+      prometheus.Stop();
       if (gpuattr) gpuattr->Stop();
       if (server) server->Stop();
       if (!dir.empty()) fs::remove_all(dir);

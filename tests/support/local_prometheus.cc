@@ -109,7 +109,9 @@ std::unique_ptr<LoggedProcess> StartDaemon(const std::vector<std::string>& args,
   return p;
 }
 
-LocalPrometheus::~LocalPrometheus() {
+LocalPrometheus::~LocalPrometheus() { Stop(); }
+
+void LocalPrometheus::Stop() {
   if (process_) process_->Stop();
 }
 

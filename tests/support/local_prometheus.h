@@ -67,6 +67,7 @@ class LocalPrometheus {
   QueryResult QueryAt(const std::string& expr, double time) const;
   std::string Log() const { return process_ ? process_->Log() : ""; }
   int port() const { return port_; }
+  void Stop();  // before its folder goes (the destructor stops it too)
 
  private:
   std::unique_ptr<LoggedProcess> process_;
