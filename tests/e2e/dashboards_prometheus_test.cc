@@ -3,38 +3,26 @@
 // second and loads the bundled alert rules. Then every target of every bundled dashboard, with its
 // template variables set to the values Prometheus holds, runs through /api/v1/query without error;
 // the core panels return data; and every family the dashboards and rules query is live.
-#include <arpa/inet.h>
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <httplib.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "support/dashboards.h"
 #include "support/fake_apiserver.h"
+#include "support/local_prometheus.h"
 #include "support/paths.h"
 #include "support/scenario.h"
 #include "test_paths.h"
-
-extern char** environ;
 
 namespace gpuattr::testing {
 namespace {
@@ -43,83 +31,8 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using nlohmann::json;
 
-constexpr const char* kPrometheus = "/usr/bin/prometheus";
+constexpr const char* kPrometheus = kPrometheusBinary;
 constexpr const char* kCluster = "demo";
-
-// A child process with stdout and stderr in files; SIGTERM then SIGKILL on destruction.
-class Child {
- public:
-  Child(const std::vector<std::string>& args, const fs::path& log) : log_(log) {
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    if (posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), environ) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&fa);
-  }
-  ~Child() { Stop(); }
-  Child(const Child&) = delete;
-  Child& operator=(const Child&) = delete;
-
-  bool started() const { return pid_ > 0; }
-  bool Exited() {
-    if (pid_ <= 0) return true;
-    int status = 0;
-    if (waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
-      return true;
-    }
-    return false;
-  }
-  std::string Log() const {
-    try {
-      return ReadFile(log_);
-    } catch (const std::exception&) {
-      return "";
-    }
-  }
-  void Stop() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGTERM);
-    for (int i = 0; i < 1000; ++i) {  // up to 10 s, then SIGKILL
-      if (Exited()) return;
-      std::this_thread::sleep_for(10ms);
-    }
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-
- private:
-  pid_t pid_ = -1;
-  fs::path log_;
-};
-
-// A free loopback port from the OS (closed again: Prometheus binds it right after).
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  socklen_t len = sizeof a;
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-    port = ntohs(a.sin_port);
-  close(fd);
-  return port;
-}
-
-struct QueryResult {
-  bool ok = false;
-  std::string error;  // HTTP or Prometheus error
-  json data;          // "data" of a successful answer
-};
 
 class DashboardsAgainstPrometheus : public ::testing::Test {
  protected:
@@ -140,12 +53,13 @@ class DashboardsAgainstPrometheus : public ::testing::Test {
   struct Env {
     fs::path dir;
     std::unique_ptr<FakeApiServer> server;
-    std::unique_ptr<Child> gpuattr, prometheus;
-    int gpuattr_port = 0, prometheus_port = 0;
+    std::unique_ptr<LoggedProcess> gpuattr;
+    LocalPrometheus prometheus;
+    int gpuattr_port = 0;
     std::string error;  // why the environment could not start
 
     ~Env() {
-      if (prometheus) prometheus->Stop();
+      prometheus.Stop();
       if (gpuattr) gpuattr->Stop();
       if (server) server->Stop();
       if (!dir.empty()) fs::remove_all(dir);
@@ -163,133 +77,44 @@ class DashboardsAgainstPrometheus : public ::testing::Test {
       if (auto s = server->WriteKubeconfig(dir / "kubeconfig", ko); !s.ok())
         return Fail("kubeconfig: " + s.error().message);
 
-      gpuattr = std::make_unique<Child>(
-          std::vector<std::string>{
-              DaemonBinary(), "--kubeconfig", (dir / "kubeconfig").string(), "--context", kCluster,
-              // prices: the Chargeback dashboard's cost panels have data
-              "--config.file", FixturePath("configs/demo-prices.yaml").string(),
-              "--web.listen-address", "127.0.0.1:0", "--interval", "1s",
-              // never the user's real state file
-              "--state.file", (dir / "state.json").string()},
-          dir / "gpuattr.log");
-      if (!gpuattr->started()) return Fail("cannot start gpuattr");
-      const std::regex serving("msg=serving address=127\\.0\\.0\\.1:([0-9]+)");
-      for (int i = 0; i < 1000 && gpuattr_port == 0 && !gpuattr->Exited(); ++i) {  // ≤ 10 s
-        std::smatch m;
-        const std::string log = gpuattr->Log();
-        if (std::regex_search(log, m, serving))
-          gpuattr_port = std::stoi(m[1]);
-        else
-          std::this_thread::sleep_for(10ms);
-      }
+      gpuattr = StartDaemon(
+          {DaemonBinary(), "--kubeconfig", (dir / "kubeconfig").string(), "--context", kCluster,
+           // prices: the Chargeback dashboard's cost panels have data
+           "--config.file", FixturePath("configs/demo-prices.yaml").string(),
+           "--web.listen-address", "127.0.0.1:0", "--interval", "1s",
+           // never the user's real state file
+           "--state.file", (dir / "state.json").string()},
+          dir / "gpuattr.log", &gpuattr_port);
       if (gpuattr_port == 0) return Fail("gpuattr did not start serving:\n" + gpuattr->Log());
 
       // Scrape every second; load the bundled alert rules too (a real Prometheus must accept them).
-      std::string rules;
-      for (const auto& f : AlertRuleFiles()) rules += "  - '" + f.string() + "'\n";
-      std::ofstream(dir / "prometheus.yml")
-          << "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nrule_files:\n"
-          << rules
-          << "scrape_configs:\n  - job_name: gpuattr\n    honor_labels: true\n"
-             "    static_configs: [{targets: ['127.0.0.1:"
-          << gpuattr_port << "']}]\n";
-      for (int attempt = 0; attempt < 3 && prometheus_port == 0; ++attempt) {
-        const int port = FreePort();
-        fs::remove_all(dir / "tsdb");
-        prometheus = std::make_unique<Child>(
-            std::vector<std::string>{
-                kPrometheus, "--config.file=" + (dir / "prometheus.yml").string(),
-                "--storage.tsdb.path=" + (dir / "tsdb").string(),
-                "--web.listen-address=127.0.0.1:" + std::to_string(port), "--log.level=warn"},
-            dir / "prometheus.log");
-        if (!prometheus->started()) return Fail("cannot start " + std::string(kPrometheus));
-        httplib::Client cli("127.0.0.1", port);
-        cli.set_connection_timeout(1s);
-        for (int i = 0; i < 300 && !prometheus->Exited(); ++i) {  // ≤ 30 s
-          auto r = cli.Get("/-/ready");
-          if (r && r->status == 200) {
-            prometheus_port = port;
-            break;
-          }
-          std::this_thread::sleep_for(100ms);
-        }
-        if (prometheus_port == 0) prometheus->Stop();  // the port was taken meanwhile: retry
-      }
-      if (prometheus_port == 0)
-        return Fail("prometheus did not become ready:\n" + prometheus->Log());
+      if (auto why = prometheus.Start(dir, PrometheusConfig({{"gpuattr", {gpuattr_port}}}, true));
+          !why.empty())
+        return Fail(why);
 
       // Wait (≤ 60 s) until a few scrapes are stored (rate() over a window needs two samples)
       // and gpuattr has finished a few cycles (its rates need two; a loaded machine may serve
       // one cycle to several scrapes).
-      for (int i = 0; i < 600; ++i) {
-        auto r = Query(
-            "count_over_time(gpuattr_last_cycle_timestamp_seconds[1m]) >= 4 and "
-            "changes(gpuattr_last_cycle_timestamp_seconds[1m]) >= 3");
-        if (r.ok && !r.data["result"].empty()) return;
-        std::this_thread::sleep_for(100ms);
-      }
-      Fail("prometheus holds no gpuattr samples after 60 s:\n" + prometheus->Log() +
-           "\ngpuattr:\n" + gpuattr->Log());
+      if (prometheus.WaitFor("count_over_time(gpuattr_last_cycle_timestamp_seconds[1m]) >= 4 and "
+                             "changes(gpuattr_last_cycle_timestamp_seconds[1m]) >= 3",
+                             60s))
+        return;
+      Fail("prometheus holds no gpuattr samples after 60 s:\n" + prometheus.Log() + "\ngpuattr:\n" +
+           gpuattr->Log());
     }
 
     void Fail(std::string why) { error = std::move(why); }
 
-    QueryResult Get(const std::string& path, const httplib::Params& params) const {
-      httplib::Client cli("127.0.0.1", prometheus_port);
-      cli.set_read_timeout(30s);
-      QueryResult out;
-      auto r = cli.Get(path, params, httplib::Headers{});
-      if (!r) {
-        out.error = "no answer from prometheus: " + httplib::to_string(r.error());
-        return out;
-      }
-      json body = json::parse(r->body, nullptr, false);
-      if (body.is_discarded()) {
-        out.error = "HTTP " + std::to_string(r->status) + ": " + r->body;
-      } else if (body.value("status", "") != "success") {
-        out.error = "HTTP " + std::to_string(r->status) + ": " + body.value("errorType", "") +
-                    ": " + body.value("error", "");
-      } else {
-        out.ok = true;
-        out.data = body["data"];
-      }
-      return out;
+    QueryResult Get(const std::string& path,
+                    const std::map<std::string, std::string>& params) const {
+      return prometheus.Get(path, params);
     }
-    QueryResult Query(const std::string& q) const { return Get("/api/v1/query", {{"query", q}}); }
+    QueryResult Query(const std::string& q) const { return prometheus.Query(q); }
   };
 
-  // Values of the dashboard's variables, resolved as Grafana would with "All" selected: each
-  // label_values(selector, label) query asks Prometheus for the label's values, and the
-  // selection is formatted as a regex alternation of them. Built-ins get fixed values.
+  // The dashboard's variables with "All" selected (support/local_prometheus.h).
   static std::map<std::string, std::string> Variables(const json& dashboard, std::string* error) {
-    std::map<std::string, std::string> vars = {{"__rate_interval", "1m"},
-                                               {"__interval", "15s"},
-                                               {"__range", "1h"},
-                                               {"__range_s", "3600"},
-                                               {"__interval_ms", "15000"}};
-    const std::regex label_values(R"(^label_values\((.*),\s*([a-zA-Z_][a-zA-Z0-9_]*)\)$)");
-    for (const auto& v : dashboard["templating"]["list"]) {  // in order: later ones use earlier
-      if (v.value("type", "") != "query") continue;          // the datasource picker
-      const std::string name = v.value("name", ""), def = v.value("definition", "");
-      std::smatch m;
-      if (!std::regex_match(def, m, label_values)) {
-        *error += "variable " + name + ": not a label_values query: " + def + "\n";
-        continue;
-      }
-      const std::string selector = SubstituteVariables(m[1], vars);
-      QueryResult r = env_->Get("/api/v1/label/" + m[2].str() + "/values", {{"match[]", selector}});
-      std::vector<std::string> values;
-      if (r.ok)
-        for (const auto& x : r.data) values.push_back(x.get<std::string>());
-      if (values.empty()) {
-        *error += "variable " + name + " (" + def + ") has no values" +
-                  (r.ok ? "" : ": " + r.error) + "\n";
-        vars[name] = ".*";  // keep going: the other queries still get checked
-      } else {
-        vars[name] = GrafanaRegexAlternation(values);
-      }
-    }
-    return vars;
+    return ResolveDashboardVariables(dashboard, env_->prometheus, {}, error);
   }
 
   static Env* env_;
