@@ -22,7 +22,7 @@ struct Cycle {
   kube::ClusterObjects objects;
 
   size_t AddCard(const std::string& node, const std::string& gpu, const std::string& model) {
-    a.cards.push_back(Card{node, gpu, "GPU-" + node + "-" + gpu, model, std::nullopt, {}});
+    a.cards.push_back(Card{node, gpu, "GPU-" + node + "-" + gpu, model, std::nullopt, {}, {}});
     return a.cards.size() - 1;
   }
   size_t AddDevice(size_t card, std::optional<std::string> instance, std::string profile,

@@ -135,9 +135,10 @@ TEST_F(Mixin, OverrideRetargetsEveryRuleAndRunbook) {
           EXPECT_NE(expr.find(">= 16 * 1073741824"), std::string::npos) << expr;
           EXPECT_NE(summary.find("over 16 GiB"), std::string::npos) << summary;
         }
-        if (name == "GpuattrStale")
+        if (name == "GpuattrStale") {
           EXPECT_NE(expr.find("clamp_min(5 * gpuattr_cycle_interval_seconds"), std::string::npos)
               << expr;
+        }
       }
   EXPECT_EQ(alerts, 15);
   EXPECT_EQ(records, 5);

@@ -62,8 +62,8 @@ model::ClusterSnapshot Cluster(int workloads = 25) {
   c.cycles = 2;
   model::CycleOutput& out = gpuattr::testing::MutableOutput(c);
   out.attribution.cluster = "lab";
-  out.attribution.cards = {{"n1", "0", "GPU-0", "NVIDIA A100-SXM4-80GB", 300.0, {}},
-                           {"n1", "1", "GPU-1", "NVIDIA L4", 70.0, {}}};
+  out.attribution.cards = {{"n1", "0", "GPU-0", "NVIDIA A100-SXM4-80GB", 300.0, {}, {}},
+                           {"n1", "1", "GPU-1", "NVIDIA L4", 70.0, {}, {}}};
   ledger::LedgerView& l = out.ledger;
   l.cluster = "lab";
   l.currency = "EUR";

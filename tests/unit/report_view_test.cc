@@ -84,8 +84,8 @@ model::ClusterSnapshot Cluster(const std::string& name = "lab") {
   s8.utilization = 0.02;
   s8.memory_used_bytes = 5 * kGiB;
   a.devices = {whole, s7, s8};
-  a.cards = {{"n1", "0", "GPU-0", "NVIDIA A100-SXM4-80GB", 300.0, {0}},
-             {"n1", "1", "GPU-1", "NVIDIA A100-SXM4-80GB", 140.0, {1, 2}}};
+  a.cards = {{"n1", "0", "GPU-0", "NVIDIA A100-SXM4-80GB", 300.0, {0}, {}},
+             {"n1", "1", "GPU-1", "NVIDIA A100-SXM4-80GB", 140.0, {1, 2}, {}}};
 
   attribution::Pod train = MakePod("a", "train", 300, 10 * kGiB, 0.5, false);
   train.gpu_equivalents = 1;
