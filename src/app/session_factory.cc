@@ -10,6 +10,7 @@
 #include "gpuattr/kube/tls.h"
 #include "gpuattr/ledger/state_path.h"
 #include "gpuattr/util/log.h"
+#include "gpuattr/util/memory_limit.h"
 
 namespace gpuattr::app {
 
@@ -25,11 +26,30 @@ discovery::Pins PinsFromConfig(const std::vector<TargetPin>& targets) {
   return pins;
 }
 
+uint64_t ReadMemoryBound(const LimitsConfig& l) {
+  return l.body_bytes + 80 * static_cast<uint64_t>(l.samples) +
+         64 * static_cast<uint64_t>(l.labels);
+}
+
+ScrapeConcurrency ResolveScrapeConcurrency(const ScrapeConfig& scrape,
+                                           std::optional<uint64_t> memory_limit) {
+  if (scrape.concurrency > 0) return {scrape.concurrency, false};
+  if (!memory_limit) return {};
+  const uint64_t per_read = std::max<uint64_t>(1, ReadMemoryBound(scrape.limits));
+  const uint64_t room =
+      *memory_limit > kDaemonReserveBytes ? *memory_limit - kDaemonReserveBytes : 0;
+  const uint64_t fit = room / per_read;
+  if (fit >= kDefaultScrapeConcurrency) return {};
+  return {static_cast<int>(std::max<uint64_t>(1, fit)), true};
+}
+
 KubeSessionOptions SessionOptionsFromConfig(const Config& config) {
   KubeSessionOptions o;
   o.cache.namespaces = true;  // the teams of the bill (accounting.namespace_labels)
   o.discovery.pins = PinsFromConfig(config.targets);
-  o.discovery.scrape.concurrency = static_cast<size_t>(std::max(1, config.scrape.concurrency));
+  // "auto" (0) is the default here; MakeKubeSessions fits it to the memory limit.
+  o.discovery.scrape.concurrency = static_cast<size_t>(
+      config.scrape.concurrency > 0 ? config.scrape.concurrency : kDefaultScrapeConcurrency);
   o.discovery.scrape.timeout = config.scrape.timeout;
   const LimitsConfig& l = config.scrape.limits;
   o.discovery.scrape.limits = {static_cast<size_t>(l.body_bytes),
@@ -150,6 +170,25 @@ Result<scrape::DirectOptions> DirectOptionsFromConfig(const ScrapeConfig& scrape
 Result<SessionList> MakeKubeSessions(const Config& config) {
   const kube::KubeconfigSource source = kube::KubeconfigSource::FromEnvironment(config.kubeconfig);
   KubeSessionOptions options = SessionOptionsFromConfig(config);
+  const std::optional<uint64_t> memory_limit = ProcessMemoryLimit();
+  const ScrapeConcurrency concurrency = ResolveScrapeConcurrency(config.scrape, memory_limit);
+  options.discovery.scrape.concurrency = static_cast<size_t>(concurrency.value);
+  if (concurrency.lowered)
+    log::Info("scrape concurrency lowered to fit the memory limit (docs/security.md#memory)",
+              {{"scrape_concurrency", concurrency.value},
+               {"memory_limit_bytes", *memory_limit},
+               {"per_read_bytes", ReadMemoryBound(config.scrape.limits)},
+               {"reserve_bytes", kDaemonReserveBytes}});
+  else if (config.scrape.concurrency > 0 && memory_limit &&
+           kDaemonReserveBytes + concurrency.value * ReadMemoryBound(config.scrape.limits) >
+               *memory_limit)
+    log::Warn(
+        "scrape.concurrency x what one read may hold is above the memory limit: exporters that "
+        "send bodies at every scrape.limits at once could get gpuattr OOM-killed "
+        "(docs/security.md#memory)",
+        {{"scrape_concurrency", concurrency.value},
+         {"memory_limit_bytes", *memory_limit},
+         {"per_read_bytes", ReadMemoryBound(config.scrape.limits)}});
   auto conns = ClusterConnections(config, source, kube::InClusterEnv::FromEnvironment());
   if (!conns.ok()) return conns.error();
   auto direct = DirectOptionsFromConfig(config.scrape);

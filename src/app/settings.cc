@@ -29,6 +29,14 @@ auto IntIn(int min, int max) {
   return [min, max](std::string_view text) { return ParseInt(text, min, max); };
 }
 
+// "auto" is 0: the caller decides (scrape.concurrency: app/session_factory.h).
+auto AutoOrIntIn(int min, int max) {
+  return [min, max](std::string_view text) -> Result<int> {
+    if (Trim(text) == "auto") return 0;
+    return ParseInt(text, min, max);
+  };
+}
+
 Result<uint64_t> PositiveByteSize(std::string_view text) {
   auto b = ParseByteSize(text);
   if (b.ok() && *b == 0) return Invalid("must be more than 0 bytes");
@@ -386,9 +394,11 @@ std::vector<Setting> ScrapeSettings() {
       Value({.key = "scrape.concurrency",
              .value_name = "N",
              .group = G::kScrape,
-             .help = "exporter GETs in flight at once, per cluster (1..256).",
-             .default_text = "16"},
-            MEMBER(scrape.concurrency), IntIn(1, 256)),
+             .help = "exporter GETs in flight at once, per cluster (1..256); auto: 16, or fewer "
+                     "under a memory limit (a container's), as many as fit it by "
+                     "docs/security.md#memory.",
+             .default_text = "auto"},
+            MEMBER(scrape.concurrency), AutoOrIntIn(1, 256)),
       Value({.key = "scrape.timeout",
              .value_name = "DURATION",
              .group = G::kScrape,

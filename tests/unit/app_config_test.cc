@@ -42,7 +42,7 @@ TEST(AppOptions, DefaultsWithoutFlagsOrFile) {
   EXPECT_EQ(c.web.listen_address, "127.0.0.1:9787");
   EXPECT_EQ(c.interval, std::chrono::seconds(20));
   EXPECT_EQ(c.stale_after, std::chrono::minutes(5));
-  EXPECT_EQ(c.scrape.concurrency, 16);
+  EXPECT_EQ(c.scrape.concurrency, 0);  // auto (app/session_factory.h)
   EXPECT_EQ(c.scrape.timeout, std::chrono::seconds(15));
   EXPECT_EQ(c.scrape.limits.body_bytes, 16u << 20);
   EXPECT_EQ(c.scrape.limits.samples, 200'000);
@@ -223,6 +223,11 @@ clusters:
   EXPECT_EQ(flags_win.clusters[0].Label(), "lab");  // ... but keeps the file's name for it
   ASSERT_EQ(flags_win.targets.size(), 1u);
   EXPECT_EQ(flags_win.targets[0].text, "x/y:2");
+}
+
+TEST(AppConfig, ScrapeConcurrencyIsAutoOrANumber) {
+  EXPECT_EQ(MustLoad({}, "scrape: {concurrency: auto}\n").scrape.concurrency, 0);
+  EXPECT_EQ(MustLoad({}, "scrape: {concurrency: 4}\n").scrape.concurrency, 4);
 }
 
 TEST(AppConfig, EveryKeyOfTheFileIsRead) {

@@ -5,6 +5,36 @@
 namespace gpuattr::app {
 namespace {
 
+// scrape.concurrency auto: 16, or what fits a memory limit by docs/security.md#memory's formula.
+TEST(SessionFactory, AutoScrapeConcurrencyFitsTheMemoryLimit) {
+  Config config;  // the defaults: auto, 16 MiB bodies, 200,000 samples, 1,000,000 labels
+  ASSERT_EQ(config.scrape.concurrency, 0);
+  const uint64_t per_read = ReadMemoryBound(config.scrape.limits);
+  EXPECT_EQ(per_read, (16u << 20) + 80u * 200'000 + 64u * 1'000'000);  // 96.8 MB
+  constexpr uint64_t kMiB = 1 << 20;
+  auto resolve = [&](std::optional<uint64_t> limit) {
+    return ResolveScrapeConcurrency(config.scrape, limit);
+  };
+  EXPECT_EQ(resolve(std::nullopt).value, 16);  // a workstation: no limit
+  EXPECT_FALSE(resolve(std::nullopt).lowered);
+  // The shipped manifests' 1 GiB: (1024 - 256) MiB / 96.8 MB = 8.3.
+  EXPECT_EQ(resolve(1024 * kMiB).value, 8);
+  EXPECT_TRUE(resolve(1024 * kMiB).lowered);
+  EXPECT_EQ(resolve(512 * kMiB).value, 2);    // 268 MB / 96.8 MB = 2.8
+  EXPECT_EQ(resolve(200 * kMiB).value, 1);    // below the reserve: one read at a time still
+  EXPECT_EQ(resolve(64ull << 30).value, 16);  // room for more than 16: the default
+  EXPECT_FALSE(resolve(64ull << 30).lowered);
+  // Smaller limits per read fit more reads.
+  config.scrape.limits.labels = 100'000;
+  config.scrape.limits.samples = 50'000;
+  config.scrape.limits.body_bytes = 4 * kMiB;  // 4.2 + 4 + 6.4 MB = 14.6 MB a read
+  EXPECT_EQ(resolve(512 * kMiB).value, 16);
+  // An explicit value is kept whatever the limit (MakeKubeSessions warns when it cannot fit).
+  config.scrape.concurrency = 12;
+  EXPECT_EQ(resolve(300 * kMiB).value, 12);
+  EXPECT_FALSE(resolve(300 * kMiB).lowered);
+}
+
 TEST(SessionFactory, ConfigBecomesSessionOptions) {
   Config config;
   auto pod = ParseTargetPin("gpu-operator/nvidia-dcgm-exporter:9400");

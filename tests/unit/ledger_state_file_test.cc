@@ -18,30 +18,14 @@
 #include "gpuattr/ledger/state_path.h"
 #include "gpuattr/util/log.h"
 #include "support/paths.h"
+#include "support/temp_dir.h"
 
 namespace gpuattr::ledger {
 namespace {
 
 namespace fs = std::filesystem;
+using gpuattr::testing::TempDir;
 using ::testing::HasSubstr;
-
-// A fresh directory per test, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::path(::testing::TempDir()) / "ledger-XXXXXX").string();
-    path_ = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  fs::path operator/(const std::string& name) const { return path_ / name; }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 // Captures warn and info lines while alive.
 class LogCapture {

@@ -3,6 +3,9 @@
 // sharing one state file. Plugs in as the SessionFactory: `Run(config, MakeKubeSessions, ...)`.
 #pragma once
 
+#include <cstdint>
+#include <optional>
+
 #include "gpuattr/app/config.h"
 #include "gpuattr/app/kube_session.h"
 #include "gpuattr/app/session.h"
@@ -35,6 +38,21 @@ struct LabelledConnection {
 Result<std::vector<LabelledConnection>> ClusterConnections(const Config& config,
                                                            const kube::KubeconfigSource& source,
                                                            const kube::InClusterEnv& env);
+
+// scrape.concurrency "auto" (0 in the Config): 16 exporter reads at once, or fewer when the
+// process runs under a memory limit (a container's, ProcessMemoryLimit): as many as fit the limit
+// minus kDaemonReserveBytes by the formula of docs/security.md#memory, at least 1. Pure.
+inline constexpr int kDefaultScrapeConcurrency = 16;
+inline constexpr uint64_t kDaemonReserveBytes = uint64_t{256} << 20;
+// What one read may hold at most: body_bytes + 80 x samples + 64 x labels
+// (docs/security.md#memory).
+uint64_t ReadMemoryBound(const LimitsConfig& limits);
+struct ScrapeConcurrency {
+  int value = kDefaultScrapeConcurrency;
+  bool lowered = false;  // auto, below the default for the memory limit
+};
+ScrapeConcurrency ResolveScrapeConcurrency(const ScrapeConfig& scrape,
+                                           std::optional<uint64_t> memory_limit);
 
 // Whether a cluster's exporters are read directly (docs/deploy.md#direct-scraping): scrape.path
 // direct, or auto in the cluster (in-cluster mode). Pure.
