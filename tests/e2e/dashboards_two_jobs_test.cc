@@ -33,6 +33,7 @@
 #include "support/paths.h"
 #include "support/scenario.h"
 #include "support/subprocess.h"
+#include "support/temp_dir.h"
 
 namespace gpuattr::testing {
 namespace {
@@ -112,13 +113,9 @@ TEST(DashboardsTwoJobs, OneJobsNumbersWhenFilteredBothAddedUpOtherwise) {
   for (const char* tool : {kPrometheusBinary, kJsonnet})
     if (!fs::exists(tool)) GTEST_SKIP() << tool << " is not installed";
   const auto started = std::chrono::steady_clock::now();
-  char tmpl[] = "/tmp/gpuattr-two-jobs-XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  const fs::path dir = tmpl;
-  struct Cleanup {
-    fs::path dir;
-    ~Cleanup() { fs::remove_all(dir); }
-  } cleanup{dir};
+  const gpuattr::testing::TempDir temp("gpuattr-two-jobs");
+  ASSERT_FALSE(temp.path().empty());
+  const fs::path& dir = temp.path();
 
   // The mixin first: Prometheus loads its rules.
   std::ofstream(dir / "two-jobs.jsonnet") << kMixinProgram;

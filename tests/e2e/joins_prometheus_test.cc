@@ -24,6 +24,7 @@
 #include "support/local_prometheus.h"
 #include "support/paths.h"
 #include "support/scenario.h"
+#include "support/temp_dir.h"
 
 namespace gpuattr::testing {
 namespace {
@@ -122,13 +123,9 @@ class JoinsAgainstPrometheus : public ::testing::Test {
 TEST_F(JoinsAgainstPrometheus, EveryDocumentedRecipeJoins) {
   const auto recipes = Recipes();
   ASSERT_EQ(recipes.size(), 5u) << "docs/joins.md's recipes changed: check each below";
-  char tmpl[] = "/tmp/gpuattr-joins-XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  const fs::path dir = tmpl;
-  struct Cleanup {
-    fs::path dir;
-    ~Cleanup() { fs::remove_all(dir); }
-  } cleanup{dir};
+  const gpuattr::testing::TempDir temp("gpuattr-joins");
+  ASSERT_FALSE(temp.path().empty());
+  const fs::path& dir = temp.path();
 
   auto scenario = LoadScenario(FixturePath("scenarios/demo"));
   ASSERT_TRUE(scenario.ok()) << scenario.error().message;

@@ -15,7 +15,7 @@ class TempDir {
   explicit TempDir(const std::string& prefix = "gpuattr") {
     std::string tmpl =
         (std::filesystem::path(::testing::TempDir()) / (prefix + "-XXXXXX")).string();
-    path_ = ::mkdtemp(tmpl.data());
+    if (const char* made = ::mkdtemp(tmpl.data())) path_ = made;  // else empty: callers check
   }
   ~TempDir() {
     std::error_code ec;
