@@ -10,6 +10,7 @@
 #include "gpuattr/accounting/teams.h"
 #include "gpuattr/allocation/allocation.h"
 #include "gpuattr/health/health.h"
+#include "gpuattr/rightsizing/workload.h"
 
 namespace gpuattr::app {
 
@@ -33,6 +34,21 @@ CycleInput ShardInput(const CycleInput& whole, const kube::Shard& shard) {
   return in;
 }
 
+std::vector<model::PodIdentity> PodIdentities(const attribution::Attribution& a,
+                                              const kube::ClusterObjects& objects) {
+  std::vector<model::PodIdentity> out;
+  out.reserve(a.pods.size());
+  for (const attribution::Pod& p : a.pods) {
+    model::PodIdentity id{p.id, p.node, {}, std::nullopt};
+    if (auto it = objects.pods.find(p.id.Text()); it != objects.pods.end()) {
+      id.uid = it->second.uid;
+      id.workload = rightsizing::WorkloadOf(it->second);
+    }
+    out.push_back(std::move(id));
+  }
+  return out;
+}
+
 namespace {
 
 // The stages that read the exporters' readings: attribution, allocation, health, inference.
@@ -48,6 +64,7 @@ model::CycleOutput ReadingStages(const CycleInput& input, StageState& state,
     alloc.idle_scope = "shard " + std::to_string(input.shard.index) + "'s nodes";
   }
   out.allocation = allocation::Allocate(alloc);
+  out.pod_identities = PodIdentities(out.attribution, objects);
 
   std::vector<health::DeviceState> states;
   states.reserve(out.attribution.devices.size());

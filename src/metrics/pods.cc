@@ -51,12 +51,23 @@ constexpr FamilySpec kUnrequested{
     "Always 1: a per-process exporter sees the pod on a GPU, but the pod requests no nvidia.com/ "
     "resource and no DRA claim (e.g. NVIDIA_VISIBLE_DEVICES=all)."};
 
-constexpr FamilySpec kFamilies[] = {kPodDevice, kUtil,  kMemUsed,     kMemTotal,   kPower,
-                                    kDevices,   kGpuEq, kAttribution, kUnrequested};
+constexpr FamilySpec kInfo{
+    "gpuattr_pod_info", MetricType::kGauge,
+    "Always 1, one per attributed pod: uid is the pod object's metadata.uid; workload_kind and "
+    "workload are the workload rightsizing makes its recommendation for (a Deployment for the pods "
+    "of its ReplicaSets, a CronJob for those of its Jobs, any other controller itself, a pod with "
+    "no controller kind Pod and its own name). uid, workload_kind and workload are absent when the "
+    "pod object is unknown."};
+
+constexpr FamilySpec kFamilies[] = {kPodDevice, kUtil,  kMemUsed,     kMemTotal,    kPower,
+                                    kDevices,   kGpuEq, kAttribution, kUnrequested, kInfo};
 
 void Build(const model::Snapshot& s, FamilyWriter& w) {
   for (const model::ClusterSnapshot& c : s.clusters)
-    if (c.latest.output) WritePods(c.latest.output->attribution, w);
+    if (c.latest.output) {
+      WritePods(c.latest.output->attribution, w);
+      WritePodInfo(c.cluster, c.latest.output->pod_identities, w);
+    }
 }
 
 Labels PodNodeLabels(const attribution::Attribution& a, const attribution::Pod& p) {
@@ -90,6 +101,22 @@ void WritePods(const attribution::Attribution& a, FamilyWriter& w) {
   }
   for (const attribution::Pod& p : a.pods)
     if (p.unrequested_gpu_use) w.Add(kUnrequested, PodNodeLabels(a, p), 1);
+}
+
+void WritePodInfo(const std::string& cluster, const std::vector<model::PodIdentity>& pods,
+                  FamilyWriter& w) {
+  for (const model::PodIdentity& p : pods) {
+    Labels l{{"cluster", cluster},
+             {"namespace", p.pod.namespace_},
+             {"node", p.node},
+             {"pod", p.pod.name}};
+    if (!p.uid.empty()) l.emplace("uid", p.uid);
+    if (p.workload) {
+      l.emplace("workload", p.workload->name);
+      l.emplace("workload_kind", p.workload->kind);
+    }
+    w.Add(kInfo, std::move(l), 1);
+  }
 }
 
 constinit const FamilyGroup kPodsGroup{"pods", kFamilies, &Build};

@@ -122,7 +122,7 @@ class JoinsAgainstPrometheus : public ::testing::Test {
 
 TEST_F(JoinsAgainstPrometheus, EveryDocumentedRecipeJoins) {
   const auto recipes = Recipes();
-  ASSERT_EQ(recipes.size(), 5u) << "docs/joins.md's recipes changed: check each below";
+  ASSERT_EQ(recipes.size(), 8u) << "docs/joins.md's recipes changed: check each below";
   const gpuattr::testing::TempDir temp("gpuattr-joins");
   ASSERT_FALSE(temp.path().empty());
   const fs::path& dir = temp.path();
@@ -210,6 +210,50 @@ TEST_F(JoinsAgainstPrometheus, EveryDocumentedRecipeJoins) {
       EXPECT_DOUBLE_EQ(
           value, scalar("gpuattr_pod_power_watts{namespace=\"" + ns + "\",pod=\"" + pod + "\"}"))
           << ns << "/" << pod;
+    }
+    EXPECT_GT(joined.size(), 10u);
+  }
+  // The demo's GPU pods have no controller (kube_pod_info above says "<none>"): each is its own
+  // workload, kind Pod, as rightsizing has it (the Deployment and CronJob cases are unit-tested).
+  {  // pod-workload: every GPU pod, its UID and workload from gpuattr_pod_info, its own power.
+    const auto joined = query(recipes.at("pod-workload"));
+    EXPECT_EQ(joined.size(), query("gpuattr_pod_power_watts").size());
+    for (const auto& [labels, value] : joined) {
+      const std::string ns = At(labels, "namespace"), pod = At(labels, "pod");
+      EXPECT_EQ(At(labels, "uid"), "uid-" + ns + "-" + pod) << ns << "/" << pod;
+      EXPECT_EQ(At(labels, "workload_kind"), "Pod") << ns << "/" << pod;
+      EXPECT_EQ(At(labels, "workload"), pod) << ns << "/" << pod;
+      EXPECT_EQ(At(labels, "cluster"), "demo");
+      EXPECT_DOUBLE_EQ(
+          value, scalar("gpuattr_pod_power_watts{namespace=\"" + ns + "\",pod=\"" + pod + "\"}"))
+          << ns << "/" << pod;
+    }
+    EXPECT_GT(joined.size(), 10u);
+  }
+  {  // workload-power: one line per workload of the rightsizing series, the sum of its pods.
+    const auto joined = query(recipes.at("workload-power"));
+    EXPECT_GT(joined.size(), 10u);
+    double total = 0;
+    for (const auto& [labels, value] : joined) {
+      const std::string sel = "{namespace=\"" + At(labels, "namespace") + "\",workload_kind=\"" +
+                              At(labels, "workload_kind") + "\",workload=\"" +
+                              At(labels, "workload") + "\"}";
+      EXPECT_EQ(query("gpuattr_workload_pods" + sel).size(), 1u) << sel;
+      // Each demo workload is one bare pod: its sum is that pod's power.
+      EXPECT_DOUBLE_EQ(value,
+                       scalar("gpuattr_pod_power_watts{namespace=\"" + At(labels, "namespace") +
+                              "\",pod=\"" + At(labels, "workload") + "\"}"))
+          << sel;
+      total += value;
+    }
+    EXPECT_NEAR(total, scalar("sum(gpuattr_pod_power_watts)"), 1e-6);
+  }
+  {  // pod-uid-ksm: every gpuattr_pod_info finds the KSM pod of the same uid.
+    const auto joined = query(recipes.at("pod-uid-ksm"));
+    EXPECT_EQ(joined.size(), query("gpuattr_pod_info").size());
+    for (const auto& [labels, value] : joined) {
+      EXPECT_EQ(At(labels, "created_by_kind"), "<none>") << json(labels).dump();
+      EXPECT_EQ(value, 1);
     }
     EXPECT_GT(joined.size(), 10u);
   }

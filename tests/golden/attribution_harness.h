@@ -147,6 +147,7 @@ inline model::CycleOutput RichOutput(const std::string& cluster = "test") {
     kube::Pod nb;
     nb.namespace_ = "lab";
     nb.name = "nb";
+    nb.uid = "uid-lab-nb";  // gpuattr_pod_info's uid (a/x and b/y have no object)
     nb.node_name = "n2";
     nb.phase = "Running";
     o->pods["lab/nb"] = nb;

@@ -54,6 +54,7 @@ inline model::Snapshot RichSnapshot() {
   model::CycleOutput& out = MutableOutput(a);
   const model::CycleOutput rich = RichOutput(a.cluster);
   out.attribution = rich.attribution;
+  out.pod_identities = rich.pod_identities;
   out.node_health = rich.node_health;
   auto inference = std::make_shared<inference::InferenceView>();
   inference->cluster = a.cluster;

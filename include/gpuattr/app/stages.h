@@ -55,6 +55,13 @@ std::vector<sources::ExporterReadings> OwnedReadings(std::vector<sources::Export
 // its own nodes' exporters; the result is the same. Pure.
 CycleInput ShardInput(const CycleInput& whole, const kube::Shard& shard);
 
+// Each attributed pod's uid and workload (rightsizing::WorkloadOf, the workload rightsizing
+// records it under) from its object, for gpuattr_pod_info; uid empty and workload absent when the
+// object is unknown (e.g. a pod named only by an exporter). Built in the stage because the cycle's
+// output keeps no pod objects. Pure.
+std::vector<model::PodIdentity> PodIdentities(const attribution::Attribution& a,
+                                              const kube::ClusterObjects& objects);
+
 struct StageParams {
   attribution::AttributionParams attribution;  // idle thresholds
   // GPU-hours (docs/accounting.md#prices): the price rules (null: every card unpriced), the

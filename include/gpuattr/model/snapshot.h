@@ -20,6 +20,7 @@
 #include "gpuattr/inference/inference.h"
 #include "gpuattr/ledger/ledger.h"
 #include "gpuattr/rightsizing/rightsizing.h"
+#include "gpuattr/rightsizing/workload.h"
 
 namespace gpuattr::model {
 
@@ -31,6 +32,17 @@ struct RequestKey {
   auto operator<=>(const RequestKey&) const = default;
 };
 using RequestCounts = std::map<RequestKey, uint64_t>;  // cumulative since start
+
+// Who an attributed pod is (gpuattr_pod_info): read from its pod object, which the metrics layer
+// does not see (the objects are the cycle's input, not kept in its output).
+struct PodIdentity {
+  kube::PodId pod;
+  std::string node;
+  std::string uid;  // metadata.uid; empty when the pod object is unknown
+  // The pod's workload as rightsizing resolves it (rightsizing::WorkloadOf); absent when the pod
+  // object is unknown.
+  std::optional<rightsizing::WorkloadId> workload;
+};
 
 // What the stages made of one successful cycle (app/stages.h): who uses which device, the
 // scheduler's view, node health, inference servers and what persists across cycles.
@@ -47,6 +59,8 @@ struct CycleOutput {
   // Namespace -> its team labels (accounting.namespace_labels); empty when namespaces cannot be
   // listed, and on every shard but shard 0.
   accounting::NamespaceLabels namespace_labels;
+  // One per pod of attribution.pods, in its order.
+  std::vector<PodIdentity> pod_identities;
 };
 
 // One cycle of one cluster, as its session reports it.
