@@ -43,9 +43,10 @@ class StateFile {
   static Result<std::shared_ptr<StateFile>> OpenExclusive(std::string path);
   ~StateFile();
 
-  // The section saved for `cluster`, or an empty state.
+  // A copy of the section the file holds for `cluster`, or an empty state. After Take the file
+  // holds one only while sessions share it (see Take). For tests and tools; a session uses Take.
   LedgerState Load(const std::string& cluster) const;
-  // The cluster's rightsizing observations, or none (docs/rightsizing.md#in-the-state-file).
+  // The same for the cluster's rightsizing observations (docs/rightsizing.md#in-the-state-file).
   rightsizing::RightsizingState LoadRightsizing(const std::string& cluster) const;
   // For the session of `cluster`: its sections as read, moved out. From then on the session holds
   // them and Save writes them from there; the file keeps a copy only while another session shares
