@@ -123,7 +123,12 @@ TEST(LogFormat, JsonLinesParseAndCarryTheLogfmtLinesFields) {
   Daemon logfmt = Start(dir / "logfmt", {"--interval", "1s"});
   ASSERT_GT(json.port, 0) << SlurpFile(json.child.err);
   ASSERT_GT(logfmt.port, 0) << SlurpFile(logfmt.child.err);
-  std::this_thread::sleep_for(1500ms);  // a cycle or two (each fails: the cluster is unreachable)
+  // A cycle in each (it fails: the cluster is unreachable); a fixed wait was too short at load 13.
+  for (auto until = std::chrono::steady_clock::now() + 30s;
+       std::chrono::steady_clock::now() < until &&
+       (SlurpFile(json.child.err).find("\"cycle finished\"") == std::string::npos ||
+        SlurpFile(logfmt.child.err).find("cycle finished") == std::string::npos);)
+    std::this_thread::sleep_for(50ms);
   Stop(json);
   Stop(logfmt);
 

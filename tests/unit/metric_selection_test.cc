@@ -4,6 +4,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -12,6 +16,7 @@
 #include "gpuattr/app/options.h"
 #include "gpuattr/metrics/families.h"
 #include "gpuattr/metrics/family_filter.h"
+#include "support/paths.h"
 
 namespace gpuattr {
 namespace {
@@ -91,6 +96,58 @@ TEST(MetricSelectionSettings, FlagsAreCommaSeparatedAndTheFileTakesLists) {
   auto both = Load({"--metric-allowlist", "up"}, "metric_allowlist: [a, b]\n");
   ASSERT_TRUE(both.ok());
   EXPECT_EQ(both->metric_allowlist, (std::vector<std::string>{"up"}));
+}
+
+// docs/app.md#at-fleet-scale: each documented denylist, as a user would paste it, drops exactly
+// the families the doc names, and none that a shipped alert or recording rule reads.
+TEST(MetricSelectionSettings, TheDocumentedFleetDenylistsDropTheirFamiliesAndNoRulesInput) {
+  namespace fs = std::filesystem;
+  const std::string doc = testing::ReadFile(testing::SourceDir() / "docs/app.md");
+  static const std::regex block(
+      R"(<!-- denylist: (\S+) -->\n```sh\ngpuattr --metric-denylist '([^']+)'\n```)");
+  std::map<std::string, std::string> lists;
+  for (std::sregex_iterator it(doc.begin(), doc.end(), block), end; it != end; ++it)
+    lists[(*it)[1]] = (*it)[2];
+  ASSERT_EQ(lists.size(), 2u) << "docs/app.md's denylists changed: check each below";
+
+  std::set<std::string> read_by_rules;
+  static const std::regex family(R"(gpuattr_[a-z0-9_]+)");
+  for (const auto& entry : fs::directory_iterator(testing::SourceDir() / "config/prometheus")) {
+    if (entry.path().extension() != ".yml") continue;
+    const std::string rules = testing::ReadFile(entry.path());
+    for (std::sregex_iterator it(rules.begin(), rules.end(), family), end; it != end; ++it)
+      read_by_rules.insert(it->str());
+  }
+  ASSERT_TRUE(read_by_rules.count("gpuattr_pod_idle_seconds"));  // the files were read
+
+  const std::set<std::string> dcgm_overlap = {
+      "gpuattr_device_utilization_ratio",   "gpuattr_device_sm_active_ratio",
+      "gpuattr_device_tensor_active_ratio", "gpuattr_device_dram_active_ratio",
+      "gpuattr_device_memory_used_bytes",   "gpuattr_device_memory_total_bytes",
+      "gpuattr_device_temperature_celsius"};
+  std::set<std::string> fleet = dcgm_overlap;
+  for (const char* f :
+       {"gpuattr_pod_devices", "gpuattr_pod_memory_total_bytes", "gpuattr_pod_attribution",
+        "gpuattr_pod_gpu_equivalents", "gpuattr_pod_energy_joules_total", "gpuattr_workload_pods",
+        "gpuattr_workload_memory_peak_bytes", "gpuattr_workload_utilization_p95_ratio",
+        "gpuattr_workload_observed_seconds", "gpuattr_workload_gpu_equivalents"})
+    fleet.insert(f);
+  const std::map<std::string, std::set<std::string>> expected = {{"dcgm-overlap", dcgm_overlap},
+                                                                 {"fleet", fleet}};
+  for (const auto& [name, list] : lists) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(expected.count(name));
+    auto config = Load({"--metric-denylist", list});
+    ASSERT_TRUE(config.ok()) << config.error().message;
+    auto filter = metrics::FamilyFilter::Make({}, config->metric_denylist);
+    ASSERT_TRUE(filter.ok()) << filter.error().message;
+    std::set<std::string> dropped;
+    for (const metrics::FamilyGroup* group : metrics::FamilyGroups())
+      for (const metrics::FamilySpec& f : group->families)
+        if (!filter->Includes(f.name)) dropped.emplace(f.name);
+    EXPECT_EQ(dropped, expected.at(name));
+    for (const std::string& f : dropped) EXPECT_FALSE(read_by_rules.count(f)) << f;
+  }
 }
 
 TEST(MetricSelectionSettings, ErrorsNameTheFlagOrKey) {
