@@ -165,16 +165,7 @@ TEST(AppBinary, ServesAndStopsOnSigterm) {
                      "--web.listen-address", "127.0.0.1:0", "--interval", "1h"},
                     dir);
   // The log line "msg=serving address=127.0.0.1:PORT" tells the OS-chosen port.
-  int port = 0;
-  std::regex re("msg=serving address=127\\.0\\.0\\.1:([0-9]+)");
-  for (int i = 0; i < 1000 && port == 0; ++i) {
-    std::smatch m;
-    std::string err = Slurp(p.err);
-    if (std::regex_search(err, m, re))
-      port = std::stoi(m[1]);
-    else
-      std::this_thread::sleep_for(10ms);
-  }
+  const int port = gpuattr::testing::WaitForServingPort(p.err, 10s);
   ASSERT_GT(port, 0) << Slurp(p.err);
   httplib::Client cli("127.0.0.1", port);
   auto health = cli.Get("/healthz");

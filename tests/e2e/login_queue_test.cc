@@ -69,16 +69,7 @@ TEST(LoginQueue, WrongPasswordsAreRefusedWhenTheQueueIsFullARememberedLoginWithi
       fs::remove_all(dir);
     }
   } stop{c, dir};
-  int port = 0;
-  const std::regex serving("msg=serving address=127\\.0\\.0\\.1:([0-9]+).* basic_auth=true");
-  for (int i = 0; i < 1000 && port == 0; ++i) {  // <= 10 s
-    std::smatch m;
-    const std::string log = SlurpFile(c.err);
-    if (std::regex_search(log, m, serving))
-      port = std::stoi(m[1]);
-    else
-      std::this_thread::sleep_for(10ms);
-  }
+  const int port = WaitForServingPort(c.err, 10s, 1, ".* basic_auth=true");
   ASSERT_GT(port, 0) << SlurpFile(c.err);
 
   // A request from the scraper's address (127.0.0.1); its status, its time and what it got.

@@ -98,16 +98,7 @@ class MemoryBudget : public ::testing::Test {
                           "--interval", "10m", "--state.file", (run / "state.json").string()},
                          EnvironmentWithout({"KUBECONFIG"}), run);
     if (c.pid < 0) return r.error = "cannot start gpuattr", r;
-    int port = 0;
-    const std::regex serving("msg=serving address=127\\.0\\.0\\.1:([0-9]+)");
-    for (int i = 0; i < 1000 && port == 0; ++i) {  // <= 10 s
-      std::smatch m;
-      const std::string log = SlurpFile(c.err);
-      if (std::regex_search(log, m, serving))
-        port = std::stoi(m[1]);
-      else
-        std::this_thread::sleep_for(10ms);
-    }
+    const int port = WaitForServingPort(c.err, 10s);
     if (port > 0) {
       httplib::Client http("127.0.0.1", port);
       http.set_read_timeout(10s);

@@ -27,6 +27,7 @@
 #include "support/fake_apiserver.h"
 #include "support/paths.h"
 #include "support/scenario.h"
+#include "support/subprocess.h"
 #include "test_paths.h"
 
 extern char** environ;
@@ -99,16 +100,7 @@ class GpuattrProcess {
   }
   std::string Log() const { return ReadFile(log_); }
   // The port from the "msg=serving address=127.0.0.1:PORT" line; 0 after 20 s without it.
-  int Port() const {
-    std::regex re("msg=serving address=127\\.0\\.0\\.1:([0-9]+)");
-    for (int i = 0; i < 2000; ++i) {
-      std::smatch m;
-      std::string log = Log();
-      if (std::regex_search(log, m, re)) return std::stoi(m[1]);
-      std::this_thread::sleep_for(10ms);
-    }
-    return 0;
-  }
+  int Port() const { return WaitForServingPort(log_, 20s); }
   // The exit code, or -1 when it did not exit within `limit` (then it is killed).
   int Wait(std::chrono::milliseconds limit) {
     auto end = std::chrono::steady_clock::now() + limit;

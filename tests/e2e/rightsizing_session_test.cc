@@ -259,16 +259,7 @@ class Daemon {
   bool started() const { return child_.pid > 0; }
   std::string Log() const { return testing::SlurpFile(child_.err); }
   // The port of its "msg=serving address=127.0.0.1:PORT" line; 0 after 20 s without it.
-  int Port() const {
-    const std::regex re("msg=serving address=127\\.0\\.0\\.1:([0-9]+)");
-    for (int i = 0; i < 400; ++i) {
-      std::smatch m;
-      const std::string log = Log();
-      if (std::regex_search(log, m, re)) return std::stoi(m[1]);
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return 0;
-  }
+  int Port() const { return testing::WaitForServingPort(child_.err, std::chrono::seconds(20)); }
   int Stop() {
     stopped_ = true;
     kill(child_.pid, SIGTERM);

@@ -89,17 +89,6 @@ std::set<std::string> ExposedNames(const std::string& text) {
   return out;
 }
 
-int PortFromLog(const fs::path& err) {
-  static const std::regex re("msg=serving address=127\\.0\\.0\\.1:([0-9]+)");
-  for (int i = 0; i < 2000; ++i) {
-    std::smatch m;
-    const std::string log = SlurpFile(err);
-    if (std::regex_search(log, m, re)) return std::stoi(m[1]);
-    std::this_thread::sleep_for(10ms);
-  }
-  return 0;
-}
-
 // The demo served by the daemon after its counters moved for a few cycles (rates need two).
 std::string DemoExposition(const fs::path& dir) {
   auto scenario = LoadScenario(FixturePath("scenarios/demo"));
@@ -117,7 +106,7 @@ std::string DemoExposition(const fs::path& dir) {
        "--config.file", FixturePath("configs/demo-prices.yaml").string()},
       EnvironmentWithout({"KUBECONFIG"}), dir);
   EXPECT_GT(gpuattr.pid, 0);
-  const int port = PortFromLog(gpuattr.err);
+  const int port = WaitForServingPort(gpuattr.err);
   EXPECT_GT(port, 0) << SlurpFile(gpuattr.err);
   std::string text;
   if (port > 0) {

@@ -282,16 +282,8 @@ TEST_F(WebConfigFile, TheBinaryServesWhatTheFileSays) {
        (dir_ / "state.json").string()},
       gpuattr::testing::EnvironmentWithout({"KUBECONFIG"}), dir_);
   ASSERT_GT(child.pid, 0);
-  int port = 0;
-  std::regex re("msg=serving address=127\\.0\\.0\\.1:([0-9]+) tls=true basic_auth=true");
-  for (int i = 0; i < 1000 && port == 0; ++i) {
-    std::smatch m;
-    std::string err = gpuattr::testing::SlurpFile(child.err);
-    if (std::regex_search(err, m, re))
-      port = std::stoi(m[1]);
-    else
-      std::this_thread::sleep_for(10ms);
-  }
+  const int port =
+      gpuattr::testing::WaitForServingPort(child.err, 10s, 1, " tls=true basic_auth=true");
   ASSERT_GT(port, 0) << gpuattr::testing::SlurpFile(child.err);
   auto cli = Client(port);
   auto denied = cli->Get("/healthz");
@@ -324,16 +316,7 @@ TEST_F(WebConfigFile, TheBinaryRefusesABadFileWithExitTwo) {
 // The port of the binary's `nth` "serving" log line (1: at start, 2: after the first restart of
 // the server by a reload), 0 when it did not come within 10 s.
 int ServingPort(const gpuattr::testing::Child& child, size_t nth) {
-  const std::regex re("msg=serving address=127\\.0\\.0\\.1:([0-9]+)");
-  for (int i = 0; i < 1000; ++i) {
-    const std::string err = gpuattr::testing::SlurpFile(child.err);
-    size_t seen = 0;
-    for (auto it = std::sregex_iterator(err.begin(), err.end(), re); it != std::sregex_iterator();
-         ++it)
-      if (++seen == nth) return std::stoi((*it)[1]);
-    std::this_thread::sleep_for(10ms);
-  }
-  return 0;
+  return gpuattr::testing::WaitForServingPort(child.err, 10s, nth);
 }
 
 bool LogSays(const gpuattr::testing::Child& child, const std::string& text, size_t times) {

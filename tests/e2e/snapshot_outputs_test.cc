@@ -21,6 +21,7 @@
 #include "support/fake_apiserver.h"
 #include "support/paths.h"
 #include "support/scenario.h"
+#include "support/subprocess.h"
 #include "test_paths.h"
 
 extern char** environ;
@@ -126,15 +127,7 @@ class SnapshotOutputs : public ::testing::Test {
       args.push_back(a);
     const fs::path err = dir_ / "daemon.err";
     d.pid = Spawn(args, dir_ / "daemon.out", err);
-    std::regex re("msg=serving address=127\\.0\\.0\\.1:([0-9]+)");
-    for (int i = 0; i < 3000 && d.port == 0; ++i) {
-      std::smatch m;
-      std::string e = ReadFile(err);
-      if (std::regex_search(e, m, re))
-        d.port = std::stoi(m[1]);
-      else
-        std::this_thread::sleep_for(10ms);
-    }
+    d.port = WaitForServingPort(err, 30s);
   }
   static int WaitReady(httplib::Client& cli) {
     int ready = 0;

@@ -37,6 +37,7 @@
 #include "support/fake_apiserver.h"
 #include "support/paths.h"
 #include "support/scenario.h"
+#include "support/subprocess.h"
 #include "test_paths.h"
 
 extern char** environ;
@@ -286,15 +287,7 @@ class StatusPageBrowser : public ::testing::Test {
                       "demo", "--state.file", (dir_ / "state.json").string(),
                       "--web.listen-address", "127.0.0.1:0", "--interval", "1h"},
                      dir_);
-    std::regex re("msg=serving address=127\\.0\\.0\\.1:([0-9]+)");
-    for (int i = 0; i < 3000 && port_ == 0; ++i) {
-      std::smatch m;
-      std::string err = ReadFile(gpuattr_.err);
-      if (std::regex_search(err, m, re))
-        port_ = std::stoi(m[1]);
-      else
-        std::this_thread::sleep_for(10ms);
-    }
+    port_ = WaitForServingPort(gpuattr_.err, 30s);
     ASSERT_GT(port_, 0) << ReadFile(gpuattr_.err);
     httplib::Client cli("127.0.0.1", port_);
     int ready = 0;

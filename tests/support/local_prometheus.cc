@@ -17,6 +17,7 @@
 
 #include "support/dashboards.h"
 #include "support/paths.h"
+#include "support/subprocess.h"
 
 extern char** environ;
 
@@ -96,15 +97,9 @@ std::unique_ptr<LoggedProcess> StartDaemon(const std::vector<std::string>& args,
   *port = 0;
   auto p = std::make_unique<LoggedProcess>(args, log, env);
   if (!p->started()) return p;
-  const std::regex serving("msg=serving address=127\\.0\\.0\\.1:([0-9]+)");
-  for (int i = 0; i < 1000 && !p->Exited(); ++i) {  // ≤ 10 s
-    std::smatch m;
-    const std::string text = p->Log();
-    if (std::regex_search(text, m, serving)) {
-      *port = std::stoi(m[1]);
-      break;
-    }
-    std::this_thread::sleep_for(10ms);
+  for (int i = 0; i < 1000 && !p->Exited() && *port == 0; ++i) {  // ≤ 10 s
+    *port = ServingPortIn(p->Log());
+    if (*port == 0) std::this_thread::sleep_for(10ms);
   }
   return p;
 }

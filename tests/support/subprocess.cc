@@ -7,6 +7,7 @@
 
 #include <csignal>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -84,6 +85,24 @@ contexts:
 current-context: lab
 )";
   return p.string();
+}
+
+int ServingPortIn(const std::string& log, size_t nth, const std::string& rest) {
+  const std::regex re("msg=serving address=127\\.0\\.0\\.1:([0-9]+)" + rest);
+  size_t seen = 0;
+  for (std::sregex_iterator it(log.begin(), log.end(), re), end; it != end; ++it)
+    if (++seen == nth) return std::stoi((*it)[1]);
+  return 0;
+}
+
+int WaitForServingPort(const std::filesystem::path& log, std::chrono::milliseconds limit,
+                       size_t nth, const std::string& rest) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    if (int port = ServingPortIn(SlurpFile(log), nth, rest); port > 0) return port;
+    if (std::chrono::steady_clock::now() >= until) return 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
 }
 
 }  // namespace gpuattr::testing

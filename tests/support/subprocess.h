@@ -28,6 +28,14 @@ int WaitChild(pid_t pid, std::chrono::milliseconds limit);
 // The whole file ("" when missing).
 std::string SlurpFile(const std::filesystem::path& path);
 
+// The port of the `nth` "msg=serving address=127.0.0.1:PORT" line of a gpuattr log whose text
+// right after the port matches `rest` (a regular expression, e.g. " tls=true"), or 0.
+int ServingPortIn(const std::string& log, size_t nth = 1, const std::string& rest = "");
+// The same read from the log file `log` until it is there or `limit` has passed (then 0).
+int WaitForServingPort(const std::filesystem::path& log,
+                       std::chrono::milliseconds limit = std::chrono::seconds(20), size_t nth = 1,
+                       const std::string& rest = "");
+
 // The process's environment without the variables named in `drop` (e.g. KUBECONFIG, HOME).
 std::vector<std::string> EnvironmentWithout(const std::vector<std::string>& drop);
 

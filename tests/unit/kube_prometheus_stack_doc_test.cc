@@ -144,8 +144,9 @@ TEST_F(KubePrometheusStackDoc, EveryFileAndCommandWorks) {
       EXPECT_EQ(r["annotations"]["runbook_url"].as<std::string>().rfind(
                     "https://wiki.example.com/runbooks/gpuattr#", 0),
                 0u);
-      if (r["alert"].as<std::string>() == "GpuattrNamespaceIdleVram")
+      if (r["alert"].as<std::string>() == "GpuattrNamespaceIdleVram") {
         EXPECT_NE(expr.find(">= 16 * 1073741824"), std::string::npos) << expr;
+      }
     }
   EXPECT_EQ(rules, 20);
   ASSERT_EQ(prod["ConfigMap"].size(), 9u);
