@@ -1,7 +1,7 @@
 // The Dockerfile builds (docs/deploy.md): with Debian's buildah on vfs storage, no daemon, where
 // the machine allows it and GPUATTR_BUILD_IMAGE=1 asks for it; otherwise the test says why it
-// skipped. Not in CI: the build compiles gpuattr from scratch in the container (no ccache), 17 min
-// on the 2-core machine, which does not fit CI's time budget next to the other builds.
+// skipped. Not in CI: the build compiles gpuattr from scratch in the container (no ccache), 12-17
+// min on the 2-core machine, which does not fit CI's time budget next to the other builds.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
