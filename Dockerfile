@@ -28,10 +28,9 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends \
 # runtime-packages:begin (tests/unit/deploy_manifests_test.cc reads this list)
       libc6 libgcc-s1 libstdc++6 libssl3 zlib1g libyaml-cpp0.7 libboost-program-options1.74.0 \
-      libprometheus-cpp-core1.0 libcpp-httplib0.11 libbrotli1 libcrypt1 \
+      libcpp-httplib0.11 libbrotli1 libcrypt1 ca-certificates \
 # runtime-packages:end
-      ca-certificates \
- && rm -rf /var/lib/apt/lists/*
+ && apt-get clean && rm -rf /var/lib/apt/lists/*
 # The same fixed non-root user as the manifests (runAsUser/runAsGroup 65532). The state folder
 # belongs to it; in a pod a volume is mounted there (the root filesystem is read-only).
 RUN groupadd --system --gid 65532 gpuattr \

@@ -15,14 +15,16 @@ runtime=(
   libcpp-httplib0.11 libbrotli1 libcrypt1 ca-certificates
 )
 # runtime-packages:end
+# file: `cmake --build build --target package` (docs/install.md) fails without it, as CPack's
+# Debian generator runs it to find the binaries for dpkg-shlibdeps (dpkg-dev, from build-essential).
 build=(
-  build-essential cmake ninja-build pkg-config ccache git
+  build-essential cmake ninja-build pkg-config ccache git file
   libcpp-httplib-dev nlohmann-json3-dev libyaml-cpp-dev libboost-program-options-dev libssl-dev
   zlib1g-dev libcrypt-dev
 )
 # python3-yaml: scripts/gen-prometheusrule.py and its test. chromium: the status page's browser
-# test (headless screenshots and layout, tests/e2e/status_page_browser_test.cc). lintian and
-# file: the package test (tests/e2e/package_test.cc). kubectl is not installed here: Debian 12
+# test (headless screenshots and layout, tests/e2e/status_page_browser_test.cc). lintian: the
+# package test (tests/e2e/package_test.cc). kubectl is not installed here: Debian 12
 # has no kubectl package, and its kubernetes-client (kubectl 1.20, kustomize v2.0.3) cannot build
 # config/kubernetes (no folders in `resources`, no `patches`, no components). The tests that need
 # kubectl >= 1.21 skip without it. jsonnet: the mixin (mixin/, scripts/gen-mixin.py and
@@ -30,7 +32,7 @@ build=(
 # (tests/e2e/grafana_schema_test.cc installs the pinned @grafana/schema outside the repository).
 test=(
   clang libclang-rt-14-dev prometheus-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
-  openssl curl prometheus prometheus-alertmanager python3-yaml chromium lintian file jsonnet npm
+  openssl curl prometheus prometheus-alertmanager python3-yaml chromium lintian jsonnet npm
 )
 
 wanted=()

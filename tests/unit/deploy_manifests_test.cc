@@ -681,6 +681,16 @@ std::set<std::string> RuntimePackages(const std::string& text) {
   return listed;
 }
 
+// The image's runtime stage installs what `scripts/install-deps.sh runtime` does, no more: a
+// package the binary stopped loading (libprometheus-cpp-core1.0 did) leaves both lists together.
+TEST(DeployImage, RuntimeStageInstallsTheScriptsRuntimePackages) {
+  const std::set<std::string> image = RuntimePackages(Dockerfile());
+  const std::set<std::string> script =
+      RuntimePackages(ReadFile(SourceDir() / "scripts/install-deps.sh"));
+  ASSERT_FALSE(script.empty()) << "no runtime-packages list in scripts/install-deps.sh";
+  EXPECT_EQ(image, script);
+}
+
 // The runtime stage and `scripts/install-deps.sh runtime` install the Debian package of every
 // shared library build/gpuattr loads.
 TEST(DeployImage, RuntimePackagesCoverTheBinarysLibraries) {
