@@ -295,6 +295,17 @@ void Ledger::RecordGpuHours(const std::vector<accounting::CardAccount>& cards,
                             const std::vector<std::optional<double>>& prices,
                             const std::string& currency, double now, const PodUids* in_cluster,
                             LedgerView& view, const NamespaceLabels& namespace_labels) {
+  RecordGpuHoursOf(
+      [&](const CardSink& sink) {
+        for (size_t ci = 0; ci < cards.size(); ++ci)
+          sink(cards[ci], ci < prices.size() ? prices[ci] : std::nullopt);
+      },
+      currency, now, in_cluster, view, namespace_labels);
+}
+
+void Ledger::RecordGpuHoursOf(const std::function<void(const CardSink&)>& cards,
+                              const std::string& currency, double now, const PodUids* in_cluster,
+                              LedgerView& view, const NamespaceLabels& namespace_labels) {
   AccountingState& s = state_.accounting;
   Interval in;
   in.accrues = s.last_unix && now > *s.last_unix && now - *s.last_unix <= params_.max_gap_seconds;
@@ -309,17 +320,15 @@ void Ledger::RecordGpuHours(const std::vector<accounting::CardAccount>& cards,
     s.currency = currency;
   }
   s.namespace_labels = params_.namespace_labels;
-  if (!cards.empty()) in.day = &s.days[DayOf(now)];
   CyclePass pass(s, order_.cards, order_.pods, order_.records);
   std::string card_key;
   NamespacesSeen namespaces;
-  for (size_t ci = 0; ci < cards.size(); ++ci) {
-    const accounting::CardAccount& c = cards[ci];
-    const std::optional<double> price = ci < prices.size() ? prices[ci] : std::nullopt;
+  cards([&](const accounting::CardAccount& c, const std::optional<double>& price) {
+    if (in.day == nullptr) in.day = &s.days[DayOf(now)];  // a cycle with a card has a day
     if (price) view.card_prices.push_back({c.node, c.gpu, c.uuid, c.model, *price});
     const bool card_seen = pass.cards.Meet(CardKey(c, card_key));
     AccrueCard(s, c, card_seen, price, in, pass, namespaces);
-  }
+  });
   if (in.day) RecordDayLabels(*in.day, namespace_labels);
   KeepDays(s.days, DayOf(now), params_.retention_days);
   DropDepartedPods(s.pod_hours, pass.claimed, in_cluster);

@@ -30,6 +30,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -155,6 +156,14 @@ class Ledger {
                       const std::vector<std::optional<double>>& prices, const std::string& currency,
                       double now_unix, const PodUids* in_cluster, LedgerView& view,
                       const NamespaceLabels& namespace_labels = {});
+  // The same with the cards handed over one at a time: `cards` calls its sink once per card with
+  // the card's price (absent: unpriced), and the card may be a buffer reused for the next one
+  // (accounting::ForEachCardShare: no cycle's copy of every card exists).
+  using CardSink =
+      std::function<void(const accounting::CardAccount& card, const std::optional<double>& price)>;
+  void RecordGpuHoursOf(const std::function<void(const CardSink&)>& cards,
+                        const std::string& currency, double now_unix, const PodUids* in_cluster,
+                        LedgerView& view, const NamespaceLabels& namespace_labels = {});
   // A failed cycle: nothing accrues over it; the next successful cycle starts a new interval.
   void BreakInterval() { state_.accounting.last_unix.reset(); }
 
