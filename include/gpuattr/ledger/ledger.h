@@ -171,18 +171,18 @@ class Ledger {
   const LedgerParams& params() const { return params_; }
 
  private:
-  // The last accounted cycle's cards, pods and pod records in the order it met them, as pointers
+  // The last accounted cycle's cards and pod records in the order it met them, as pointers
   // into state_.accounting (gpu_hours.cc): a cycle that meets them in the same order knows each
   // by one comparison instead of a tree lookup (docs/performance.md). Empty after a restart.
   // A copy of the ledger starts without it (its pointers are into this ledger's state); a move
   // keeps it (the maps' nodes move with the state).
   struct CycleOrder {
-    std::vector<const std::string*> cards, pods;
+    std::vector<const std::string*> cards;
     std::vector<std::pair<const kube::PodId, PodHoursRecord>*> records;
     CycleOrder() = default;
     CycleOrder(const CycleOrder&) {}
     CycleOrder& operator=(const CycleOrder&) {
-      cards.clear(), pods.clear(), records.clear();
+      cards.clear(), records.clear();
       return *this;
     }
     CycleOrder(CycleOrder&&) = default;
