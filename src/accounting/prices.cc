@@ -75,14 +75,18 @@ std::optional<double> PriceList::Price(const kube::Node* node, std::string_view 
   return std::nullopt;
 }
 
-std::vector<std::optional<double>> PriceCards(const PriceList& prices,
-                                              const std::vector<CardAccount>& cards,
-                                              const kube::ClusterObjects& objects) {
+namespace {
+
+// Cards of either kind (CardAccount, attribution::Card): each has its node and model.
+template <typename Card>
+std::vector<std::optional<double>> PriceEach(const PriceList& prices,
+                                             const std::vector<Card>& cards,
+                                             const kube::ClusterObjects& objects) {
   std::vector<std::optional<double>> out;
   if (prices.empty()) return out;
   out.reserve(cards.size());
-  const CardAccount* last = nullptr;
-  for (const CardAccount& c : cards) {
+  const Card* last = nullptr;
+  for (const Card& c : cards) {
     if (last == nullptr || c.node != last->node || c.model != last->model)
       out.push_back(prices.Price(objects.FindNode(c.node), c.model));
     else
@@ -90,6 +94,20 @@ std::vector<std::optional<double>> PriceCards(const PriceList& prices,
     last = &c;
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<std::optional<double>> PriceCards(const PriceList& prices,
+                                              const std::vector<CardAccount>& cards,
+                                              const kube::ClusterObjects& objects) {
+  return PriceEach(prices, cards, objects);
+}
+
+std::vector<std::optional<double>> PriceCards(const PriceList& prices,
+                                              const std::vector<attribution::Card>& cards,
+                                              const kube::ClusterObjects& objects) {
+  return PriceEach(prices, cards, objects);
 }
 
 }  // namespace gpuattr::accounting

@@ -344,14 +344,17 @@ struct Scratch {
   std::vector<PodSum> pods;
 };
 
-CardAccount ShareCard(const AccountingInput& in, const Sharer& sharer, size_t ci,
-                      Scratch& scratch) {
+// Card ci's shares into `out`, refilled in place (its strings keep their buffers from card to
+// card).
+void ShareCard(const AccountingInput& in, const Sharer& sharer, size_t ci, Scratch& scratch,
+               CardAccount& out) {
   const attribution::Card& card = in.attribution.cards[ci];
-  CardAccount out;
   out.node = card.node;
   out.gpu = card.gpu;
   out.uuid = card.uuid;
   out.model = card.model;
+  out.total = 1;
+  out.usage_measured = true;
   // The sort below is stable: each pod's parts add up in the order they came.
   std::vector<Part>& parts = scratch.parts;
   parts.clear();
@@ -389,6 +392,7 @@ CardAccount ShareCard(const AccountingInput& in, const Sharer& sharer, size_t ci
     At(pods.back().v, part.basis) += part.x;
   }
   PerBasis used{};
+  size_t n = 0;
   for (const PodSum& p : pods) {
     if (std::all_of(p.v.begin(), p.v.end(), [](double x) { return x <= 0; })) continue;
     const std::string* uid = p.uid;
@@ -396,23 +400,41 @@ CardAccount ShareCard(const AccountingInput& in, const Sharer& sharer, size_t ci
       const kube::Pod* obj = in.objects.FindPod(p.pod->namespace_, p.pod->name);
       uid = obj ? &obj->uid : nullptr;
     }
-    out.pods.push_back({*p.pod, uid ? *uid : std::string(), p.v});
+    // Assigned over the last card's entry: no allocation while the names fit its buffers.
+    if (n == out.pods.size()) out.pods.emplace_back();
+    PodAccount& a = out.pods[n++];
+    a.pod.namespace_ = p.pod->namespace_;
+    a.pod.name = p.pod->name;
+    if (uid) {
+      a.uid = *uid;
+    } else {
+      a.uid.clear();
+    }
+    a.value = p.v;
     for (size_t b = 0; b < kBases; ++b) used[b] += p.v[b];
   }
+  out.pods.resize(n);
   // Shares that add up to the whole card leave rounding dust, not negative idle.
   for (size_t b = 0; b < kBases; ++b) out.idle[b] = std::max(0.0, 1.0 - used[b]);
-  return out;
 }
 
 }  // namespace
 
-std::vector<CardAccount> ShareCards(const AccountingInput& input) {
+void ForEachCardShare(const AccountingInput& input,
+                      const std::function<void(size_t card, const CardAccount&)>& sink) {
   const Sharer sharer(input);
   Scratch scratch;
+  CardAccount card;
+  for (size_t ci = 0; ci < input.attribution.cards.size(); ++ci) {
+    ShareCard(input, sharer, ci, scratch, card);
+    sink(ci, card);
+  }
+}
+
+std::vector<CardAccount> ShareCards(const AccountingInput& input) {
   std::vector<CardAccount> out;
   out.reserve(input.attribution.cards.size());
-  for (size_t ci = 0; ci < input.attribution.cards.size(); ++ci)
-    out.push_back(ShareCard(input, sharer, ci, scratch));
+  ForEachCardShare(input, [&](size_t, const CardAccount& c) { out.push_back(c); });
   return out;
 }
 

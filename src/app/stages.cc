@@ -85,27 +85,34 @@ void LedgerStages(const CycleInput& input, StageState& state, const StageParams&
   ledger::PodUids in_cluster;
   for (const auto& [key, pod] : objects.pods) in_cluster.emplace(pod.Id(), pod.uid);
   out.ledger = state.ledger.Record(out.attribution, input.now_unix, &in_cluster);
-  // GPU-hours of every card since the previous successful cycle (docs/accounting.md).
-  const std::vector<accounting::CardAccount> cards =
-      accounting::ShareCards({out.attribution, out.allocation, objects});
+  // GPU-hours of every card since the previous successful cycle (docs/accounting.md), the cards'
+  // shares handed from accounting to the ledger one at a time (no copy of every card is made).
+  const std::vector<attribution::Card>& card_list = out.attribution.cards;
   const std::vector<std::optional<double>> prices =
-      params.prices ? accounting::PriceCards(*params.prices, cards, objects)
+      params.prices ? accounting::PriceCards(*params.prices, card_list, objects)
                     : std::vector<std::optional<double>>{};
   // The namespaces' team labels, recorded with the daily totals (empty: namespaces not listed).
   accounting::NamespaceLabels teams =
       accounting::TeamLabelsOf(objects.namespaces, params.namespace_labels);
-  state.ledger.RecordGpuHours(cards, prices, params.currency, input.now_unix, &in_cluster,
-                              out.ledger, teams);
+  state.ledger.RecordGpuHoursOf(
+      [&](const ledger::Ledger::CardSink& sink) {
+        accounting::ForEachCardShare({out.attribution, out.allocation, objects},
+                                     [&](size_t ci, const accounting::CardAccount& card) {
+                                       sink(card, ci < prices.size() ? prices[ci] : std::nullopt);
+                                     });
+      },
+      params.currency, input.now_unix, &in_cluster, out.ledger, teams);
   out.ledger.bases = params.bases;
   // Each device's card price, for the reclaimable cost
   // (docs/rightsizing.md#reading-a-recommendation).
   std::vector<std::optional<double>> device_prices;
   if (!prices.empty()) {
     std::map<std::pair<std::string_view, std::string_view>, double> by_card;
-    for (size_t i = 0; i < cards.size() && i < prices.size(); ++i)
+    for (size_t i = 0; i < card_list.size() && i < prices.size(); ++i)
       if (prices[i])  // views of the cards' own strings (a std::pair{...} would copy them)
-        by_card.emplace(std::pair<std::string_view, std::string_view>(cards[i].node, cards[i].gpu),
-                        *prices[i]);
+        by_card.emplace(
+            std::pair<std::string_view, std::string_view>(card_list[i].node, card_list[i].gpu),
+            *prices[i]);
     for (const attribution::Device& d : out.attribution.devices) {
       auto it = by_card.find({d.id.node, d.id.gpu});
       device_prices.push_back(it == by_card.end() ? std::nullopt : std::optional(it->second));

@@ -22,19 +22,12 @@ std::string_view CardKey(const accounting::CardAccount& c, std::string& buffer) 
   return buffer;
 }
 
-// A pod's key: its UID, else "namespace/name" built into `buffer`.
-std::string_view PodKey(const accounting::PodAccount& p, std::string& buffer) {
-  if (!p.uid.empty()) return p.uid;
-  buffer = p.pod.Text();
-  return buffer;
-}
-
 // How far ahead of where it stands a cycle looks in the last cycle's order before it looks the
-// key up: a few pods that left are stepped over without a lookup.
+// key up: a few cards or pods that left are stepped over without a lookup.
 constexpr size_t kLookahead = 4;
 
-// One cycle's keys met against a KeySet that ends holding exactly them (the cards or pods this
-// cycle saw): Meet says whether the set held the key (the last accounted cycle saw it). It tries
+// One cycle's keys met against a KeySet that ends holding exactly them (the cards this cycle
+// saw): Meet says whether the set held the key (the last accounted cycle saw it). It tries
 // the last cycle's order first (a few comparisons: the steady state meets every key in the same
 // order), then the set. Keys new this cycle are added at Finish, so a key is new however often
 // this cycle meets it.
@@ -94,46 +87,55 @@ class KeyPass {
 using RecordEntry = std::pair<const kube::PodId, PodHoursRecord>;
 
 // The records claimed this cycle: a set of addresses in one array (open addressing), as 16,000
-// node allocations a cycle were a tenth of the accounting's instructions.
+// node allocations a cycle were a tenth of the accounting's instructions. Each claim keeps its
+// first answer to "seen by the last cycle" for the pod's other cards.
+struct Claim {
+  const PodHoursRecord* record = nullptr;
+  bool seen = false;
+};
+
 class ClaimedSet {
  public:
   explicit ClaimedSet(size_t expected) {
     size_t n = 64;
     while (n < 2 * expected) n *= 2;
-    slots_.assign(n, nullptr);
+    slots_.assign(n, Claim{});
   }
-  // False when `r` was in the set already.
-  bool Insert(const PodHoursRecord* r) {
+  // The claim of `r`; `added` says whether it is new (its `seen` then for the caller to set).
+  Claim& Insert(const PodHoursRecord* r, bool& added) {
     if (2 * (size_ + 1) > slots_.size()) Grow();
-    const PodHoursRecord*& slot = Slot(r);
-    if (slot == r) return false;
-    slot = r;
-    ++size_;
-    return true;
+    Claim& slot = Slot(r);
+    added = slot.record != r;
+    if (added) {
+      slot = {r, false};
+      ++size_;
+    }
+    return slot;
   }
-  bool Contains(const PodHoursRecord* r) const { return Slot(r) == r; }
+  bool Contains(const PodHoursRecord* r) const { return Slot(r).record == r; }
 
  private:
   size_t Hash(const PodHoursRecord* r) const {
     return (reinterpret_cast<uintptr_t>(r) >> 4) * 0x9E3779B97F4A7C15ull & (slots_.size() - 1);
   }
   // The slot holding `r`, else the empty one where it would go.
-  const PodHoursRecord*& Slot(const PodHoursRecord* r) {
+  Claim& Slot(const PodHoursRecord* r) {
     size_t i = Hash(r);
-    while (slots_[i] != nullptr && slots_[i] != r) i = (i + 1) & (slots_.size() - 1);
+    while (slots_[i].record != nullptr && slots_[i].record != r) i = (i + 1) & (slots_.size() - 1);
     return slots_[i];
   }
-  const PodHoursRecord* const& Slot(const PodHoursRecord* r) const {
+  const Claim& Slot(const PodHoursRecord* r) const {
     return const_cast<ClaimedSet*>(this)->Slot(r);
   }
   void Grow() {
-    std::vector<const PodHoursRecord*> old(slots_.size() * 2, nullptr);
+    std::vector<Claim> old(slots_.size() * 2);
     old.swap(slots_);
     size_ = 0;
-    for (const PodHoursRecord* r : old)
-      if (r != nullptr) Insert(r);
+    bool added = false;
+    for (const Claim& c : old)
+      if (c.record != nullptr) Insert(c.record, added).seen = c.seen;
   }
-  std::vector<const PodHoursRecord*> slots_;
+  std::vector<Claim> slots_;
   size_t size_ = 0;
 };
 
@@ -151,13 +153,14 @@ void Accrue(GpuHours& into, const PerBasis& value, double hours,
 // docs/performance.md): already claimed this cycle (a pod on several cards), continued when it
 // is the same pod as last cycle's record (node and UID agree; an unknown UID agrees with any), or
 // started again at 0.
-// `first` says whether this is the record's first claim this cycle.
+// `seen` says whether the last accounted cycle saw the pod under the key it has now (its UID, else
+// its name): the first claim this cycle decides, for every card the pod is on.
 // The records come in the last cycle's order when nothing changed (`order`: tried first, from
 // `cursor`); the record claimed is appended to `next`.
 PodHoursRecord& ClaimPod(std::map<kube::PodId, PodHoursRecord>& records,
                          const std::vector<RecordEntry*>& order, size_t& cursor,
                          std::vector<RecordEntry*>& next, ClaimedSet& claimed,
-                         const accounting::PodAccount& p, const std::string& node, bool& first) {
+                         const accounting::PodAccount& p, const std::string& node, bool& seen) {
   RecordEntry* entry = nullptr;
   bool added = false;
   for (size_t k = cursor; k < order.size() && k < cursor + kLookahead; ++k)
@@ -173,8 +176,14 @@ PodHoursRecord& ClaimPod(std::map<kube::PodId, PodHoursRecord>& records,
   }
   next.push_back(entry);
   PodHoursRecord& rec = entry->second;
-  first = claimed.Insert(&rec);
-  if (!first) return rec;
+  bool first = false;
+  Claim& claim = claimed.Insert(&rec, first);
+  if (!first) {
+    seen = claim.seen;
+    return rec;
+  }
+  const SeenAs key = p.uid.empty() ? SeenAs::kName : SeenAs::kUid;
+  seen = claim.seen = !added && rec.seen == key && (p.uid.empty() || rec.uid == p.uid);
   const bool same =
       !added && rec.node == node && (rec.uid.empty() || p.uid.empty() || rec.uid == p.uid);
   if (!same) {
@@ -182,21 +191,30 @@ PodHoursRecord& ClaimPod(std::map<kube::PodId, PodHoursRecord>& records,
   } else if (!p.uid.empty() && rec.uid != p.uid) {
     rec.uid = p.uid;
   }
+  rec.seen = key;  // for the next cycle
   return rec;
 }
 
 // Records no card claimed this cycle: kept while their pod is still in the cluster (the same
-// UID), else dropped: what they accrued stays in their namespace.
+// UID), as not seen by this cycle, else dropped: what they accrued stays in their namespace.
 void DropDepartedPods(std::map<kube::PodId, PodHoursRecord>& records, const ClaimedSet& claimed,
                       const PodUids* in_cluster) {
-  std::erase_if(records, [&](const auto& kv) {
-    const auto& [id, rec] = kv;
-    if (claimed.Contains(&rec)) return false;
-    if (in_cluster == nullptr) return true;
-    auto there = in_cluster->find(id);
-    return there == in_cluster->end() ||
-           (!rec.uid.empty() && !there->second.empty() && rec.uid != there->second);
-  });
+  for (auto it = records.begin(); it != records.end();) {
+    PodHoursRecord& rec = it->second;
+    if (claimed.Contains(&rec)) {
+      ++it;
+      continue;
+    }
+    auto there = in_cluster ? in_cluster->find(it->first) : PodUids::const_iterator{};
+    const bool gone = in_cluster == nullptr || there == in_cluster->end() ||
+                      (!rec.uid.empty() && !there->second.empty() && rec.uid != there->second);
+    if (gone) {
+      it = records.erase(it);
+    } else {
+      rec.seen = SeenAs::kNo;
+      ++it;
+    }
+  }
 }
 
 // A namespace's counters this cycle, found once per namespace rather than once per pod.
@@ -231,20 +249,15 @@ struct Interval {
 // One cycle's pass over the ledger's keys and records (Ledger::CycleOrder).
 struct CyclePass {
   CyclePass(AccountingState& s, std::vector<const std::string*>& card_order,
-            std::vector<const std::string*>& pod_order,
             const std::vector<RecordEntry*>& records_order)
-      : cards(s.cards, card_order),
-        pods(s.pods, pod_order),
-        record_order(records_order),
-        claimed(s.pod_hours.size()) {
+      : cards(s.cards, card_order), record_order(records_order), claimed(s.pod_hours.size()) {
     records.reserve(record_order.size());
   }
-  KeyPass cards, pods;
+  KeyPass cards;
   const std::vector<RecordEntry*>& record_order;
   size_t record_cursor = 0;
   std::vector<RecordEntry*> records;  // claimed this cycle, in order (with repeats)
   ClaimedSet claimed;
-  std::string key_buffer;
 };
 
 void AccrueCard(AccountingState& s, const accounting::CardAccount& c, bool card_seen,
@@ -253,12 +266,9 @@ void AccrueCard(AccountingState& s, const accounting::CardAccount& c, bool card_
   const bool card_accrues = in.accrues && card_seen;
   PerBasis idle = c.idle;
   for (const accounting::PodAccount& p : c.pods) {
-    bool first = false;
+    bool pod_seen = false;
     PodHoursRecord& rec = ClaimPod(s.pod_hours, pass.record_order, pass.record_cursor, pass.records,
-                                   pass.claimed, p, c.node, first);
-    // One key per pod, however many cards it is on; the later cards ask the set.
-    const std::string_view key = PodKey(p, pass.key_buffer);
-    const bool pod_seen = first ? pass.pods.Meet(key) : s.pods.find(key) != s.pods.end();
+                                   pass.claimed, p, c.node, pod_seen);
     NamespaceCounters& counters = namespaces[p.pod.namespace_];
     if (counters.total == nullptr) {
       counters.total = &s.namespace_hours[p.pod.namespace_];
@@ -295,6 +305,17 @@ void Ledger::RecordGpuHours(const std::vector<accounting::CardAccount>& cards,
                             const std::vector<std::optional<double>>& prices,
                             const std::string& currency, double now, const PodUids* in_cluster,
                             LedgerView& view, const NamespaceLabels& namespace_labels) {
+  RecordGpuHoursOf(
+      [&](const CardSink& sink) {
+        for (size_t ci = 0; ci < cards.size(); ++ci)
+          sink(cards[ci], ci < prices.size() ? prices[ci] : std::nullopt);
+      },
+      currency, now, in_cluster, view, namespace_labels);
+}
+
+void Ledger::RecordGpuHoursOf(const std::function<void(const CardSink&)>& cards,
+                              const std::string& currency, double now, const PodUids* in_cluster,
+                              LedgerView& view, const NamespaceLabels& namespace_labels) {
   AccountingState& s = state_.accounting;
   Interval in;
   in.accrues = s.last_unix && now > *s.last_unix && now - *s.last_unix <= params_.max_gap_seconds;
@@ -309,17 +330,15 @@ void Ledger::RecordGpuHours(const std::vector<accounting::CardAccount>& cards,
     s.currency = currency;
   }
   s.namespace_labels = params_.namespace_labels;
-  if (!cards.empty()) in.day = &s.days[DayOf(now)];
-  CyclePass pass(s, order_.cards, order_.pods, order_.records);
+  CyclePass pass(s, order_.cards, order_.records);
   std::string card_key;
   NamespacesSeen namespaces;
-  for (size_t ci = 0; ci < cards.size(); ++ci) {
-    const accounting::CardAccount& c = cards[ci];
-    const std::optional<double> price = ci < prices.size() ? prices[ci] : std::nullopt;
+  cards([&](const accounting::CardAccount& c, const std::optional<double>& price) {
+    if (in.day == nullptr) in.day = &s.days[DayOf(now)];  // a cycle with a card has a day
     if (price) view.card_prices.push_back({c.node, c.gpu, c.uuid, c.model, *price});
     const bool card_seen = pass.cards.Meet(CardKey(c, card_key));
     AccrueCard(s, c, card_seen, price, in, pass, namespaces);
-  }
+  });
   if (in.day) RecordDayLabels(*in.day, namespace_labels);
   KeepDays(s.days, DayOf(now), params_.retention_days);
   DropDepartedPods(s.pod_hours, pass.claimed, in_cluster);
@@ -334,7 +353,6 @@ void Ledger::RecordGpuHours(const std::vector<accounting::CardAccount>& cards,
   ForgetStale(s.namespace_hours, now, params_.namespace_retention_seconds);
   ForgetStale(s.node_idle, now, params_.namespace_retention_seconds);
   pass.cards.Finish();
-  pass.pods.Finish();
   s.last_unix = now;
 
   view.currency = s.currency;

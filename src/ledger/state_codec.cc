@@ -21,7 +21,6 @@ AccountingState DecodeAccounting(const JsonValue& j, const std::string& where) {
   if (!j.is_object()) throw std::runtime_error(where + " is not an object");
   s.last_unix = GetOptional(j, "last_unix", where);
   s.cards = GetStrings(j, "cards", where);
-  s.pods = GetStrings(j, "seen_pods", where);
   if (Has(j, "currency")) s.currency = GetString(j, "currency", where);
   s.days = DecodeDays(j, where);  // absent in files written before the daily totals
   size_t i = 0;
@@ -42,6 +41,12 @@ AccountingState DecodeAccounting(const JsonValue& j, const std::string& where) {
     r.total = GetGpuHours(p, at);
     s.pod_hours[{GetString(p, "namespace", at), GetString(p, "pod", at)}] = std::move(r);
   }
+  // The keys the last accounted cycle saw pods under, kept in their records.
+  const KeySet seen = GetStrings(j, "seen_pods", where);
+  for (auto& [id, r] : s.pod_hours)
+    r.seen = !r.uid.empty() && seen.contains(r.uid) ? SeenAs::kUid
+             : seen.contains(id.Text())             ? SeenAs::kName
+                                                    : SeenAs::kNo;
   i = 0;
   for (const JsonValue& n : GetArray(j, "namespaces", where).Elements()) {
     const std::string at = where + ".namespaces[" + std::to_string(i++) + "]";
@@ -193,6 +198,27 @@ RightsizingContents DecodeRightsizing(const JsonValue& j) {
   return out;
 }
 
+// "seen_pods": the keys the last accounted cycle saw pods under (their records' `seen`), sorted.
+void EncodeSeenPods(PrettyJson& j, const std::map<kube::PodId, PodHoursRecord>& records) {
+  std::vector<std::string> names;  // of pods seen without a UID
+  std::vector<std::string_view> keys;
+  for (const auto& [id, r] : records)
+    if (r.seen == SeenAs::kUid)
+      keys.push_back(r.uid);
+    else if (r.seen == SeenAs::kName)
+      names.push_back(id.Text());
+  keys.insert(keys.end(), names.begin(), names.end());
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  j.Key("seen_pods");
+  j.Open('[');
+  for (std::string_view key : keys) {
+    j.Element();
+    j.String(key);
+  }
+  j.Close(']');
+}
+
 // Members in key order, as everywhere in the file.
 void EncodeAccounting(PrettyJson& j, const AccountingState& s) {
   j.Key("accounting");
@@ -245,7 +271,7 @@ void EncodeAccounting(PrettyJson& j, const AccountingState& s) {
     j.Close('}');
   }
   j.Close(']');
-  EncodeStrings(j, "seen_pods", s.pods);
+  EncodeSeenPods(j, s.pod_hours);
   j.Close('}');
 }
 

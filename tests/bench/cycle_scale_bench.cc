@@ -344,14 +344,20 @@ void BM_Accounting(benchmark::State& state) {
   double now = 1764460800;
   size_t priced = 0;
   for (auto _ : state) {
-    const std::vector<accounting::CardAccount> cards =
-        accounting::ShareCards({a, alloc, c.objects});
+    // As the daemon does (app/stages.cc): the cards' shares streamed into the ledger.
     const std::vector<std::optional<double>> card_prices =
-        accounting::PriceCards(*prices, cards, c.objects);
+        accounting::PriceCards(*prices, a.cards, c.objects);
     const accounting::NamespaceLabels teams =
         accounting::TeamLabelsOf(c.objects.namespaces, {"team"});
     *view = ledger::LedgerView{};
-    ledger->RecordGpuHours(cards, card_prices, "USD", now += 20, &in_cluster, *view, teams);
+    ledger->RecordGpuHoursOf(
+        [&](const ledger::Ledger::CardSink& sink) {
+          accounting::ForEachCardShare(
+              {a, alloc, c.objects}, [&](size_t ci, const accounting::CardAccount& card) {
+                sink(card, ci < card_prices.size() ? card_prices[ci] : std::nullopt);
+              });
+        },
+        "USD", now += 20, &in_cluster, *view, teams);
     priced = std::count_if(card_prices.begin(), card_prices.end(),
                            [](const auto& p) { return p.has_value(); });
   }

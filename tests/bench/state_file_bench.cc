@@ -61,8 +61,7 @@ ledger::LedgerState Pods() {
                          "app-" + std::to_string(i / 8) + "-5d8f9c-" + std::to_string(i)};
     const std::string uid = "6f1c2a3e-1b2c-4d5e-8f90-" + std::to_string(100000000000 + i);
     s.pods[id] = {uid, node, kNow - 3600, kNow, Value(i, 4) * 1e4, 250.5, kNow};
-    a.pod_hours[id] = {uid, node, Hours(i)};
-    a.pods.insert(uid);
+    a.pod_hours[id] = {uid, node, Hours(i), ledger::SeenAs::kUid};
     if (i % 2 == 0) a.cards.insert(node + "/GPU-5a1c2b3d-" + std::to_string(100000 + i));
   }
   for (int n = 0; n < kNamespaces; ++n) {

@@ -37,11 +37,10 @@ StateFileContents EveryPart() {
   AccountingState& a = s.accounting;
   a.last_unix = 1764474000.5;
   a.cards = {"gpu-1/GPU-5a1c", "gpu-2/0"};
-  a.pods = {"uid-1", "ml/bare"};
   a.currency = "EUR";
   a.namespace_labels = {"team", "cost-center"};
-  a.pod_hours[{"ml", "trainer-0"}] = {"uid-1", "gpu-1", Hours(12.5, true)};
-  a.pod_hours[{"ml", "bare"}] = {"", "gpu-2", Hours(0.25, false)};
+  a.pod_hours[{"ml", "trainer-0"}] = {"uid-1", "gpu-1", Hours(12.5, true), SeenAs::kUid};
+  a.pod_hours[{"ml", "bare"}] = {"", "gpu-2", Hours(0.25, false), SeenAs::kName};
   a.namespace_hours["ml"] = {Hours(12.75, true), 1764474000};
   a.node_idle["gpu-1"] = {Hours(3, false), 1764473000.75};
   DayTotals& day = a.days[20425];

@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -69,6 +70,12 @@ int KnownSliceCount(std::string_view model);
 
 // Per card (in the attribution's card order), the fraction of the card each pod and idle get.
 std::vector<CardAccount> ShareCards(const AccountingInput& input);
+
+// The same handed to `sink` one card at a time with the card's index in the attribution. The card
+// is a buffer refilled for the next one: the daemon never holds 8,000 cards' copies of their
+// node, UUID, model and pod names at once (docs/accounting.md).
+void ForEachCardShare(const AccountingInput& input,
+                      const std::function<void(size_t card, const CardAccount&)>& sink);
 
 // The same over an interval of `seconds`: GPU-hours (total = seconds / 3600).
 std::vector<CardAccount> Account(const AccountingInput& input, double seconds);

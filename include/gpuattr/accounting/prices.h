@@ -60,5 +60,9 @@ class PriceList {
 std::vector<std::optional<double>> PriceCards(const PriceList& prices,
                                               const std::vector<CardAccount>& cards,
                                               const kube::ClusterObjects& objects);
+// The same for the attribution's cards (ForEachCardShare's card indexes).
+std::vector<std::optional<double>> PriceCards(const PriceList& prices,
+                                              const std::vector<attribution::Card>& cards,
+                                              const kube::ClusterObjects& objects);
 
 }  // namespace gpuattr::accounting

@@ -30,6 +30,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -155,6 +156,14 @@ class Ledger {
                       const std::vector<std::optional<double>>& prices, const std::string& currency,
                       double now_unix, const PodUids* in_cluster, LedgerView& view,
                       const NamespaceLabels& namespace_labels = {});
+  // The same with the cards handed over one at a time: `cards` calls its sink once per card with
+  // the card's price (absent: unpriced), and the card may be a buffer reused for the next one
+  // (accounting::ForEachCardShare: no cycle's copy of every card exists).
+  using CardSink =
+      std::function<void(const accounting::CardAccount& card, const std::optional<double>& price)>;
+  void RecordGpuHoursOf(const std::function<void(const CardSink&)>& cards,
+                        const std::string& currency, double now_unix, const PodUids* in_cluster,
+                        LedgerView& view, const NamespaceLabels& namespace_labels = {});
   // A failed cycle: nothing accrues over it; the next successful cycle starts a new interval.
   void BreakInterval() { state_.accounting.last_unix.reset(); }
 
@@ -162,18 +171,18 @@ class Ledger {
   const LedgerParams& params() const { return params_; }
 
  private:
-  // The last accounted cycle's cards, pods and pod records in the order it met them, as pointers
+  // The last accounted cycle's cards and pod records in the order it met them, as pointers
   // into state_.accounting (gpu_hours.cc): a cycle that meets them in the same order knows each
   // by one comparison instead of a tree lookup (docs/performance.md). Empty after a restart.
   // A copy of the ledger starts without it (its pointers are into this ledger's state); a move
   // keeps it (the maps' nodes move with the state).
   struct CycleOrder {
-    std::vector<const std::string*> cards, pods;
+    std::vector<const std::string*> cards;
     std::vector<std::pair<const kube::PodId, PodHoursRecord>*> records;
     CycleOrder() = default;
     CycleOrder(const CycleOrder&) {}
     CycleOrder& operator=(const CycleOrder&) {
-      cards.clear(), pods.clear(), records.clear();
+      cards.clear(), records.clear();
       return *this;
     }
     CycleOrder(CycleOrder&&) = default;
