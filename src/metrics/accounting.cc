@@ -73,43 +73,38 @@ void Build(const model::Snapshot& s, FamilyWriter& w) {
   }
 }
 
-// One family's series, per published basis: the hours, or the cost (with `currency`) of those
-// that have one. `extra` adds the row's own labels.
+// One family's series, per published basis: the hours, or (`cost`) the cost with `currency` of
+// the rows that have one. `extra` adds the row's own labels.
 template <typename AddLabels>
 void WriteBases(const ledger::LedgerView& v, const std::vector<ledger::GpuHoursView>& rows,
-                const FamilySpec& hours, const FamilySpec& cost, AddLabels extra, FamilyWriter& w) {
+                const FamilySpec& family, bool cost, AddLabels extra, FamilyWriter& w) {
   for (Basis b : v.bases)
     for (const ledger::GpuHoursView& r : rows) {
+      if (cost && !r.cost) continue;
       Labels l{{"basis", BasisName(b)}, {"cluster", v.cluster}};
+      if (cost) l.emplace("currency", v.currency);
       extra(r, l);
-      w.Add(hours, l, At(r.hours, b));
-    }
-  for (Basis b : v.bases)
-    for (const ledger::GpuHoursView& r : rows) {
-      if (!r.cost) continue;
-      Labels l{{"basis", BasisName(b)}, {"cluster", v.cluster}, {"currency", v.currency}};
-      extra(r, l);
-      w.Add(cost, l, At(*r.cost, b));
+      w.Add(family, l, cost ? At(*r.cost, b) : At(r.hours, b));
     }
 }
 
 }  // namespace
 
+// Family by family in table order (kFamilies), as the exposition is (text_writer.h, StreamTo).
 void WriteAccounting(const ledger::LedgerView& v, FamilyWriter& w) {
-  WriteBases(
-      v, v.pod_gpu_hours, kPodHours, kPodCost,
-      [](const ledger::GpuHoursView& r, Labels& l) {
-        l.emplace("namespace", r.pod.namespace_);
-        l.emplace("node", r.name);
-        l.emplace("pod", r.pod.name);
-      },
-      w);
-  WriteBases(
-      v, v.namespace_gpu_hours, kNamespaceHours, kNamespaceCost,
-      [](const ledger::GpuHoursView& r, Labels& l) { l.emplace("namespace", r.name); }, w);
-  WriteBases(
-      v, v.node_idle_gpu_hours, kNodeIdleHours, kNodeIdleCost,
-      [](const ledger::GpuHoursView& r, Labels& l) { l.emplace("node", r.name); }, w);
+  const auto pod = [](const ledger::GpuHoursView& r, Labels& l) {
+    l.emplace("namespace", r.pod.namespace_);
+    l.emplace("node", r.name);
+    l.emplace("pod", r.pod.name);
+  };
+  const auto ns = [](const ledger::GpuHoursView& r, Labels& l) { l.emplace("namespace", r.name); };
+  const auto node = [](const ledger::GpuHoursView& r, Labels& l) { l.emplace("node", r.name); };
+  WriteBases(v, v.pod_gpu_hours, kPodHours, false, pod, w);
+  WriteBases(v, v.namespace_gpu_hours, kNamespaceHours, false, ns, w);
+  WriteBases(v, v.node_idle_gpu_hours, kNodeIdleHours, false, node, w);
+  WriteBases(v, v.pod_gpu_hours, kPodCost, true, pod, w);
+  WriteBases(v, v.namespace_gpu_hours, kNamespaceCost, true, ns, w);
+  WriteBases(v, v.node_idle_gpu_hours, kNodeIdleCost, true, node, w);
   for (const ledger::CardPriceView& c : v.card_prices)
     w.Add(kCardPrice,
           Labels{{"cluster", v.cluster},

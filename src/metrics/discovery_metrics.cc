@@ -42,23 +42,29 @@ constexpr FamilySpec kSpecs[] = {kExporterUp,    kScrapeDuration, kScrapeBytes, 
 
 std::span<const FamilySpec> DiscoveryFamilySpecs() { return kSpecs; }
 
+// Family by family in table order (kSpecs), as the exposition is (text_writer.h, StreamTo).
 void AddDiscoveryFamilies(const discovery::DiscoveryReport& report, FamilyWriter& writer) {
-  for (const discovery::ExporterStatus& e : report.exporters) {
-    Labels l{{"cluster", report.cluster},
-             {"namespace", e.namespace_},
-             {"pod", e.pod},
-             {"node", e.node},
-             {"kind", e.kind}};
-    writer.Add(kExporterUp, l, e.up ? 1 : 0);
-    writer.Add(kScrapeDuration, l, e.duration_seconds);
-    writer.Add(kScrapeBytes, l, static_cast<double>(e.bytes));
-    writer.Add(kParseErrors, l, static_cast<double>(e.parse_errors));
+  const auto labels = [&](const discovery::ExporterStatus& e) {
+    return Labels{{"cluster", report.cluster},
+                  {"namespace", e.namespace_},
+                  {"pod", e.pod},
+                  {"node", e.node},
+                  {"kind", e.kind}};
+  };
+  for (const discovery::ExporterStatus& e : report.exporters)
+    writer.Add(kExporterUp, labels(e), e.up ? 1 : 0);
+  for (const discovery::ExporterStatus& e : report.exporters)
+    writer.Add(kScrapeDuration, labels(e), e.duration_seconds);
+  for (const discovery::ExporterStatus& e : report.exporters)
+    writer.Add(kScrapeBytes, labels(e), static_cast<double>(e.bytes));
+  for (const discovery::ExporterStatus& e : report.exporters)
+    writer.Add(kParseErrors, labels(e), static_cast<double>(e.parse_errors));
+  for (const discovery::ExporterStatus& e : report.exporters)
     for (const auto& [reason, n] : e.rejected) {
-      Labels r = l;
+      Labels r = labels(e);
       r.emplace("reason", reason);
       writer.Add(kRejectedLines, r, static_cast<double>(n));
     }
-  }
   for (const auto& [outcome, n] : report.outcome_counts)
     writer.Add(kCandidates, {{"cluster", report.cluster}, {"outcome", outcome}},
                static_cast<double>(n));

@@ -68,7 +68,7 @@ ExpositionText RenderChunks(const model::Snapshot& snapshot, size_t size_hint,
 
 bool RenderGroupByGroup(const model::Snapshot& snapshot,
                         const std::function<void(std::string_view)>& sink, size_t& largest_group,
-                        const FamilyFilter* filter) {
+                        const FamilyFilter* filter, bool by_family) {
   // A family tabled in two groups would be written where its first group is: not group by group.
   static const bool disjoint = [] {
     std::unordered_set<std::string_view> names;
@@ -84,10 +84,11 @@ bool RenderGroupByGroup(const model::Snapshot& snapshot,
   for (const FamilyGroup* g : kGroups) {
     const FamilyGroup* one[] = {g};
     TextWriter w(one, std::move(buffer), filter);
+    if (by_family) w.StreamTo(&sink);  // a group's text never exists whole
     g->build(snapshot, w);
-    if (w.has_undeclared()) return false;
+    if (w.has_undeclared() || w.split()) return false;
     buffer = std::move(w).FinishInto(sink);
-    largest = std::max(largest, buffer.size());
+    largest = std::max(largest, w.peak_size());
   }
   largest_group = largest;
   return true;

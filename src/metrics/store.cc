@@ -39,17 +39,20 @@ void SnapshotStore::Publish(std::shared_ptr<const model::Snapshot> snapshot) {
     // Rendered group by group into the compressor: only the gzip stream is kept (exposition.h)
     // and the whole text never exists at once.
     Clock::duration gzip_time{};
-    ExpositionBuilder builder;
-    const bool streamed = RenderGroupByGroup(
-        *snapshot,
-        [&](std::string_view piece) {
-          const auto g0 = Clock::now();
-          builder.Add(piece);
-          gzip_time += Clock::now() - g0;
-        },
-        largest_group_, &filter_);
+    auto builder = std::make_unique<ExpositionBuilder>();
+    const std::function<void(std::string_view)> sink = [&](std::string_view piece) {
+      const auto g0 = Clock::now();
+      builder->Add(piece);
+      gzip_time += Clock::now() - g0;
+    };
+    bool streamed = RenderGroupByGroup(*snapshot, sink, largest_group_, &filter_, by_family_);
+    if (!streamed && by_family_) {  // once: a group wrote a family in two runs
+      by_family_ = false;
+      builder = std::make_unique<ExpositionBuilder>();
+      streamed = RenderGroupByGroup(*snapshot, sink, largest_group_, &filter_, false);
+    }
     if (streamed) {
-      bytes = std::make_shared<const Exposition>(std::move(builder).Finish());
+      bytes = std::make_shared<const Exposition>(std::move(*builder).Finish());
     } else {  // a family outside its group: rendered whole, in RenderChunks' order
       ExpositionText text = RenderChunks(*snapshot, GetExposition()->text_size, &filter_);
       const auto g0 = Clock::now();

@@ -358,10 +358,28 @@ TextWriter::Family& TextWriter::Find(const FamilySpec& spec) {
   return families_[last_];
 }
 
+void TextWriter::Emit(size_t end) {
+  peak_ = std::max(peak_, text_.size());
+  for (; emitted_ < end; ++emitted_)
+    for (const Run& r : families_[emitted_].runs)
+      (*stream_)({text_.data() + r.begin, r.end - r.begin});
+  text_.Clear();
+  last_written_ = 0;
+}
+
 void TextWriter::Add(const FamilySpec& spec, const Labels& labels, double value) {
   Family& f = Find(spec);
   if (f.dropped) return;
   TextBuffer& b = text_;
+  if (stream_) {
+    const size_t index = last_;
+    if (index < emitted_) {
+      split_ = true;  // its text went out already: the caller renders again, whole
+    } else if (f.runs.empty() && index >= last_written_ && index > emitted_) {
+      Emit(index);  // every family with text comes before this one
+    }
+    last_written_ = std::max(last_written_, index + 1);
+  }
   if (f.runs.empty() || f.runs.back().end != b.size()) {  // another family wrote since
     const size_t begin = b.size();
     if (f.runs.empty()) b.Append(f.header);
@@ -400,8 +418,9 @@ ExpositionText TextWriter::FinishChunks() && {
 }
 
 TextBuffer TextWriter::FinishInto(const std::function<void(std::string_view)>& sink) && {
-  for (const Family& f : families_)
-    for (const Run& r : f.runs) sink({text_.data() + r.begin, r.end - r.begin});
+  peak_ = std::max(peak_, text_.size());
+  for (size_t i = emitted_; i < families_.size(); ++i)
+    for (const Run& r : families_[i].runs) sink({text_.data() + r.begin, r.end - r.begin});
   families_.clear();
   return std::move(text_);
 }

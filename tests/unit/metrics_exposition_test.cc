@@ -107,11 +107,12 @@ TEST(Exposition, ChunksOfEachFamilyCompressedAsOneStream) {
 // Group by group, through one reused buffer, the pieces are RenderChunks' text in its order.
 TEST(Exposition, RenderedGroupByGroupIsTheSameText) {
   const model::Snapshot s = gpuattr::testing::RichSnapshot();
+  ASSERT_GT(s.clusters.size(), 1u);
   for (size_t hint : {size_t{0}, size_t{100}, size_t{10'000'000}}) {
     std::string text;
     size_t largest = hint;
     ASSERT_TRUE(RenderGroupByGroup(
-        s, [&](std::string_view p) { text += p; }, largest));
+        s, [&](std::string_view p) { text += p; }, largest, nullptr, /*by_family=*/false));
     EXPECT_EQ(text, RenderText(s));
     EXPECT_GT(largest, 0u);
     EXPECT_LT(largest, text.size());
@@ -123,6 +124,28 @@ TEST(Exposition, RenderedGroupByGroupIsTheSameText) {
     EXPECT_EQ(e.Text(), text);
     EXPECT_EQ(Gunzip(Body(e, "x 1\n")), text + "x 1\n");
   }
+}
+
+// One cluster (the usual daemon): every group writes family by family in table order, so the
+// text streams out a family at a time and the buffer never holds a whole group. Several clusters
+// write each family once per cluster: by_family reports it (false) instead of a wrong text.
+TEST(Exposition, OneClusterStreamsFamilyByFamily) {
+  model::Snapshot s = gpuattr::testing::RichSnapshot();
+  std::string multi;
+  size_t unused = 0;
+  EXPECT_FALSE(RenderGroupByGroup(
+      s, [&](std::string_view p) { multi += p; }, unused));
+  s.clusters.resize(1);
+  std::string by_group, by_family;
+  size_t group_peak = 0, family_peak = 0;
+  ASSERT_TRUE(RenderGroupByGroup(
+      s, [&](std::string_view p) { by_group += p; }, group_peak, nullptr, false));
+  ASSERT_TRUE(RenderGroupByGroup(
+      s, [&](std::string_view p) { by_family += p; }, family_peak));
+  EXPECT_EQ(by_family, RenderText(s));
+  EXPECT_EQ(by_family, by_group);
+  EXPECT_GT(family_peak, 0u);
+  EXPECT_LT(family_peak, group_peak);
 }
 
 TEST(SnapshotStore, CachedBytesEqualAFreshRendering) {

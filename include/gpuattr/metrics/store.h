@@ -37,7 +37,10 @@ class SnapshotStore {
   std::function<void()> before_swap_;
   FamilyFilter filter_;
   std::mutex render_mu_;      // one rendering at a time, in Publish order
-  size_t largest_group_ = 0;  // the previous rendering's largest group of families, in bytes
+  size_t largest_group_ = 0;  // the previous rendering's most text at once, in bytes
+  // Family by family until a rendering found a group that does not write so (several clusters):
+  // from then on group by group (text_writer.h, RenderGroupByGroup).
+  bool by_family_ = true;
   mutable std::mutex mu_;
   std::shared_ptr<const model::Snapshot> current_;
   std::shared_ptr<const Exposition> exposition_;

@@ -93,6 +93,17 @@ class TextWriter final : public FamilyWriter {
   // Whether a family outside the declared groups got series (it comes after all of theirs).
   bool has_undeclared() const { return families_.size() > declared_; }
 
+  // Streaming: from now on, when a family gets its first series and every family with text so
+  // far comes before it in table order, those families are handed to `sink` (kept by pointer)
+  // and the buffer is reused, so a group's text never exists whole, only its largest family's
+  // (docs/performance.md). FinishInto hands over the rest.
+  void StreamTo(const std::function<void(std::string_view)>* sink) { stream_ = sink; }
+  // Whether a family got series after it was handed over (its group does not write family by
+  // family in table order): what was streamed is not a valid exposition.
+  bool split() const { return split_; }
+  // The most text the buffer held at once.
+  size_t peak_size() const { return peak_; }
+
  private:
   // Every family writes into one buffer (one mapping, few page faults): a family's text is the
   // runs of it in the buffer, the first starting with its HELP and TYPE lines, written before its
@@ -110,9 +121,16 @@ class TextWriter final : public FamilyWriter {
   TextBuffer text_;
   std::vector<Family> families_;
   std::unordered_map<std::string_view, size_t> index_;
+  // Hands families [emitted_, end) to the stream and empties the buffer.
+  void Emit(size_t end);
   size_t last_ = static_cast<size_t>(-1);
   size_t declared_ = 0;
   const FamilyFilter* filter_ = nullptr;
+  const std::function<void(std::string_view)>* stream_ = nullptr;
+  size_t emitted_ = 0;       // families before it were handed over
+  size_t last_written_ = 0;  // 1 + the highest family index with text in the buffer
+  bool split_ = false;
+  size_t peak_ = 0;
 };
 
 // Every group of the table through TextWriter, unjoined: what SnapshotStore keeps and /metrics
@@ -122,14 +140,18 @@ ExpositionText RenderChunks(const model::Snapshot& snapshot, size_t size_hint = 
                             const FamilyFilter* filter = nullptr);
 
 // The same text, rendered one group at a time into one reused buffer and handed to `sink` piece
-// by piece as each group is done: the whole text never exists at once (at 1,000 nodes 48 MB of
-// text, its largest group 22 MB). `largest_group`: in, the buffer to reserve (the previous
-// rendering's largest group); out, this rendering's. Returns false, after handing over some
-// pieces, when a group added a family it does not declare: the caller then renders with
-// RenderChunks, whose order puts such a family last. Defined in families.cc.
+// by piece as each family is done (TextWriter::StreamTo): the whole text never exists at once,
+// nor a whole group's (at 1,000 nodes 70 MB of text; its largest family 7 MB).
+// `largest_group`: in, the buffer to reserve (the previous rendering's most text at once); out,
+// this rendering's. Returns false, after handing over some pieces, when a group added a family it
+// does not declare or wrote a family after the next one in table order had begun: the caller then
+// renders with RenderChunks. Defined in families.cc.
+// `by_family` false: each group whole (for snapshots whose groups do not write family by family
+// in table order, e.g. several clusters: each cluster's series of a family come in a run of their
+// own).
 bool RenderGroupByGroup(const model::Snapshot& snapshot,
                         const std::function<void(std::string_view)>& sink, size_t& largest_group,
-                        const FamilyFilter* filter = nullptr);
+                        const FamilyFilter* filter = nullptr, bool by_family = true);
 
 // The building blocks, tested on their own.
 //
