@@ -217,7 +217,9 @@ void DropDepartedPods(std::map<kube::PodId, PodHoursRecord>& records, const Clai
   }
 }
 
-// A namespace's counters this cycle, found once per namespace rather than once per pod.
+// A namespace's counters this cycle, found once per namespace rather than once per pod. Keyed by
+// the namespace_hours map's own key: the cards come through one reused buffer
+// (accounting::ForEachCardShare), so a view of a card's strings would dangle on the next card.
 struct NamespaceCounters {
   NamespaceHoursRecord* total = nullptr;
   GpuHours* day = nullptr;
@@ -269,11 +271,13 @@ void AccrueCard(AccountingState& s, const accounting::CardAccount& c, bool card_
     bool pod_seen = false;
     PodHoursRecord& rec = ClaimPod(s.pod_hours, pass.record_order, pass.record_cursor, pass.records,
                                    pass.claimed, p, c.node, pod_seen);
-    NamespaceCounters& counters = namespaces[p.pod.namespace_];
-    if (counters.total == nullptr) {
-      counters.total = &s.namespace_hours[p.pod.namespace_];
-      counters.day = &in.day->namespaces[p.pod.namespace_].total;
+    auto it = namespaces.find(p.pod.namespace_);
+    if (it == namespaces.end()) {
+      auto& [name, record] = *s.namespace_hours.try_emplace(p.pod.namespace_).first;
+      it = namespaces.emplace(name, NamespaceCounters{&record, &in.day->namespaces[name].total})
+               .first;
     }
+    const NamespaceCounters& counters = it->second;
     NamespaceHoursRecord& ns = *counters.total;
     GpuHours& day = *counters.day;
     ns.last_seen_unix = in.now;
