@@ -20,6 +20,7 @@
 #include "support/fake_clock.h"
 #include "support/paths.h"
 #include "support/promtool.h"
+#include "support/snapshots.h"
 #include "test_paths.h"
 
 namespace gpuattr::discovery {
@@ -66,13 +67,7 @@ class InferenceSession : public ::testing::Test {
   }
 
   static std::string Render(const model::CycleResult& r) {
-    model::Snapshot s;
-    s.complete = true;
-    model::ClusterSnapshot c;
-    c.cluster = "lab";
-    c.latest = r;
-    s.clusters.push_back(c);
-    return metrics::RenderText(s);
+    return metrics::RenderText(testing::SnapshotOf("lab", r));
   }
 
   FakeClock clock_;

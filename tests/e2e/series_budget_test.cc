@@ -15,6 +15,7 @@
 #include "gpuattr/model/snapshot.h"
 #include "support/generated_cluster.h"
 #include "support/session_harness.h"
+#include "support/snapshots.h"
 
 namespace gpuattr::testing {
 namespace {
@@ -22,13 +23,7 @@ namespace {
 using std::chrono::seconds;
 
 std::string Render(const model::CycleResult& r) {
-  model::Snapshot s;
-  s.complete = true;
-  model::ClusterSnapshot c;
-  c.cluster = "fake";
-  c.latest = r;
-  s.clusters.push_back(c);
-  return metrics::RenderText(s);
+  return metrics::RenderText(SnapshotOf("fake", r));
 }
 
 TEST(SeriesBudget, EachNodeShapeServesItsDocumentedSeries) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "gpuattr/model/snapshot.h"
 
@@ -14,6 +15,17 @@ inline model::CycleOutput& MutableOutput(model::ClusterSnapshot& c) {
                              : std::make_shared<model::CycleOutput>();
   c.latest.output = out;
   return *out;
+}
+
+// A complete snapshot of one cluster's cycle result, as the session publishes it.
+inline model::Snapshot SnapshotOf(const std::string& cluster, const model::CycleResult& result) {
+  model::Snapshot s;
+  s.complete = true;
+  model::ClusterSnapshot c;
+  c.cluster = cluster;
+  c.latest = result;
+  s.clusters.push_back(std::move(c));
+  return s;
 }
 
 }  // namespace gpuattr::testing
