@@ -88,7 +88,14 @@ TEST(TelemetryPath, MetricsMoveAndTheOldPath404s) {
   Daemon d = Start(dir, {"--web.telemetry-path", "/gpuattr/metrics"});
   ASSERT_GT(d.port, 0) << SlurpFile(d.child.err);
   httplib::Client cli("127.0.0.1", d.port);
-  auto moved = cli.Get("/gpuattr/metrics");
+  // The port is served before the first cycle publishes: until then the exposition holds only
+  // the process family, so wait (bounded) for the cycle's families before judging the body.
+  httplib::Result moved = cli.Get("/gpuattr/metrics");
+  for (int i = 0; i < 300 && moved && moved->body.find("gpuattr_cluster_up") == std::string::npos;
+       ++i) {
+    std::this_thread::sleep_for(100ms);
+    moved = cli.Get("/gpuattr/metrics");
+  }
   ASSERT_TRUE(moved);
   EXPECT_EQ(moved->status, 200);
   EXPECT_THAT(moved->body, HasSubstr("# TYPE gpuattr_cluster_up gauge"));
