@@ -164,7 +164,7 @@ Response Serve(const RequestHead& req, const RouteContext& ctx, bool close) {
   if (path == ctx.view.metrics_path) return Metrics(req, ctx, close);
   if (path == "/healthz") return Body(req, close, 200, "ok\n", kTextType);
   if (path == "/readyz") {
-    if (ctx.store->Get()->complete) return Body(req, close, 200, "ready\n", kTextType);
+    if (ctx.store->Ready()) return Body(req, close, 200, "ready\n", kTextType);
     return Body(req, close, 503, "not ready: the first cycle has not finished\n", kTextType);
   }
   if (path == "/") return Shared(req, ctx, close, Page::kStatus, "text/html; charset=utf-8");

@@ -5,7 +5,8 @@ namespace gpuattr::http {
 bool PageCache::Fresh(const Entry& e, const std::shared_ptr<const model::Snapshot>& snapshot,
                       double now) const {
   // A clock stepped back counts as old too.
-  return e.body && e.snapshot == snapshot && now >= e.built_at && now - e.built_at < max_age_;
+  const bool same = !e.snapshot.owner_before(snapshot) && !snapshot.owner_before(e.snapshot);
+  return e.body && same && now >= e.built_at && now - e.built_at < max_age_;
 }
 
 std::shared_ptr<const std::string> PageCache::Plain(

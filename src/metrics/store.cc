@@ -30,8 +30,19 @@ std::shared_ptr<const Exposition> SnapshotStore::GetExposition() const {
   return exposition_;
 }
 
+bool SnapshotStore::Ready() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return ready_;
+}
+
 void SnapshotStore::Publish(std::shared_ptr<const model::Snapshot> snapshot) {
   std::lock_guard<std::mutex> rendering(render_mu_);
+  {
+    std::shared_ptr<const model::Snapshot> old_snapshot;
+    std::lock_guard<std::mutex> lock(mu_);
+    old_snapshot = std::move(current_);
+    current_ = snapshot;
+  }  // the previous snapshot is freed here, outside the lock, unless a reader still holds it
   std::shared_ptr<const Exposition> bytes;
   try {
     using Clock = std::chrono::steady_clock;
@@ -71,19 +82,16 @@ void SnapshotStore::Publish(std::shared_ptr<const model::Snapshot> snapshot) {
                {{"err", e.what()}});
   }
   if (before_swap_) before_swap_();
-  std::shared_ptr<const model::Snapshot> old_snapshot;
   std::shared_ptr<const Exposition> old_bytes;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    old_snapshot = std::move(current_);
-    current_ = std::move(snapshot);
     if (bytes) {
       old_bytes = std::move(exposition_);
       exposition_ = std::move(bytes);
+      ready_ = snapshot->complete;
     }
   }
-  // The previous snapshot and bytes are freed here, outside the lock, unless a scrape still
-  // holds them.
+  // The previous bytes are freed here, outside the lock, unless a scrape still holds them.
 }
 
 }  // namespace gpuattr::metrics

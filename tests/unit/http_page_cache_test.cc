@@ -60,6 +60,27 @@ TEST(PageCache, ANewSnapshotOrAnOldBodyIsBuiltAgain) {
   EXPECT_EQ(cache.renderings(), 4u);
 }
 
+// A page viewed once must not keep its snapshot (a whole cycle's output) alive; and a snapshot
+// made after the cached one was freed, even at the same address, is a new one.
+TEST(PageCache, HoldsNoSnapshotAndKnowsAFreedOneFromItsSuccessor) {
+  PageCache cache(5);
+  Counted r;
+  auto render = [&](double now) { return r.Render(now); };
+  bool gz = false;
+  auto first = std::make_shared<const model::Snapshot>();
+  std::weak_ptr<const model::Snapshot> watch = first;
+  cache.Get(Page::kStatus, false, first, 100, render, FakeGzip, &gz);
+  cache.Get(Page::kStatus, true, first, 100, render, FakeGzip, &gz);
+  first.reset();
+  EXPECT_TRUE(watch.expired()) << "the cache holds the snapshot";
+  for (int i = 0; i < 20; ++i) {  // the allocator may hand the same address back
+    auto next = std::make_shared<const model::Snapshot>();
+    const int before = r.calls;
+    cache.Get(Page::kStatus, false, next, 101, render, FakeGzip, &gz);
+    EXPECT_EQ(r.calls, before + 1) << "a new snapshot served the freed one's page";
+  }
+}
+
 TEST(PageCache, TheGzipStreamIsMadeOnceFromTheSharedText) {
   PageCache cache(5);
   Counted r;

@@ -160,8 +160,10 @@ TEST(SnapshotStore, CachedBytesEqualAFreshRendering) {
   EXPECT_EQ(store.GetExposition(), e) << "a scrape does not render again";
 }
 
-// A publisher held between rendering and swapping: readers still get the previous snapshot and
-// its complete bytes, never anything of the new one; once it swaps, both change together.
+// A publisher held between rendering and swapping: the new snapshot is visible and the previous
+// one already freed (a publication's peak holds one cycle's output), while readers of /metrics
+// still get the previous complete bytes, never anything of the new ones, and /readyz follows
+// those bytes; once the bytes swap, both are the new snapshot's.
 TEST(SnapshotStore, ReaderDuringARenderingGetsThePreviousCompleteExposition) {
   std::mutex mu;
   std::condition_variable cv;
@@ -174,23 +176,31 @@ TEST(SnapshotStore, ReaderDuringARenderingGetsThePreviousCompleteExposition) {
     cv.notify_all();
     cv.wait(lock, [&] { return release; });
   });
+  EXPECT_FALSE(store.Ready());
   model::Snapshot first = gpuattr::testing::RichSnapshot();
   first.clusters.resize(1);
+  first.complete = false;  // a cluster still in its first cycle
   auto one = std::make_shared<const model::Snapshot>(first);
   store.Publish(one);
   const std::string first_text = RenderText(*one);
+  EXPECT_FALSE(store.Ready());
+  const std::weak_ptr<const model::Snapshot> previous = one;
+  one.reset();
 
   auto two = std::make_shared<const model::Snapshot>(gpuattr::testing::RichSnapshot());
+  ASSERT_TRUE(two->complete);
   hold = true;
   std::thread publisher([&] { store.Publish(two); });
   {
     std::unique_lock<std::mutex> lock(mu);
     cv.wait(lock, [&] { return rendered; });
   }
-  // The new exposition is rendered but not visible.
-  EXPECT_EQ(store.Get(), one);
+  // The new exposition is rendered but not visible; the snapshot is.
+  EXPECT_EQ(store.Get(), two);
+  EXPECT_TRUE(previous.expired()) << "the previous snapshot outlived its successor's rendering";
   EXPECT_EQ(store.GetExposition()->Text(), first_text);
   EXPECT_EQ(Gunzip(Body(*store.GetExposition(), "")), first_text);
+  EXPECT_FALSE(store.Ready()) << "ready before the complete snapshot's bytes are served";
   {
     std::lock_guard<std::mutex> lock(mu);
     release = true;
@@ -200,6 +210,7 @@ TEST(SnapshotStore, ReaderDuringARenderingGetsThePreviousCompleteExposition) {
   EXPECT_EQ(store.Get(), two);
   EXPECT_EQ(store.GetExposition()->Text(), RenderText(*two));
   EXPECT_NE(first_text, RenderText(*two));
+  EXPECT_TRUE(store.Ready());
 }
 
 // Many publications while readers read: every exposition a reader gets is exactly the rendering

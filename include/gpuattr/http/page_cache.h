@@ -40,7 +40,9 @@ class PageCache {
  private:
   struct Entry {
     std::mutex mu;
-    std::shared_ptr<const model::Snapshot> snapshot;  // held: a pointer reused is no match
+    // Not held (a page viewed once would keep its snapshot, a whole cycle's output, alive until
+    // the next view); a weak pointer still names its snapshot alone, even once it has expired.
+    std::weak_ptr<const model::Snapshot> snapshot;
     double built_at = 0;
     std::shared_ptr<const std::string> body;
     bool gzipped = false;
