@@ -340,7 +340,7 @@ TextWriter::Family& TextWriter::Find(const FamilySpec& spec) {
   auto it = index_.find(spec.name);
   if (it == index_.end()) {  // not tabled: kept (at the end) rather than lost
     it = index_.emplace(spec.name, families_.size()).first;
-    Family f{spec, {}, {}, filter_ && !filter_->Includes(spec.name)};
+    Family f{spec, {}, {}, false, filter_ && !filter_->Includes(spec.name)};
     std::string& header = f.header;
     if (!spec.help.empty()) {  // as prometheus-cpp: no HELP line for an empty help
       header += "# HELP ";
@@ -375,14 +375,15 @@ void TextWriter::Add(const FamilySpec& spec, const Labels& labels, double value)
     const size_t index = last_;
     if (index < emitted_) {
       split_ = true;  // its text went out already: the caller renders again, whole
-    } else if (f.runs.empty() && index >= last_written_ && index > emitted_) {
+    } else if (!f.started && index >= last_written_ && index > emitted_) {
       Emit(index);  // every family with text comes before this one
     }
     last_written_ = std::max(last_written_, index + 1);
   }
   if (f.runs.empty() || f.runs.back().end != b.size()) {  // another family wrote since
     const size_t begin = b.size();
-    if (f.runs.empty()) b.Append(f.header);
+    if (!f.started) b.Append(f.header);
+    f.started = true;
     f.runs.push_back({begin, begin});
   }
   size_t bound = spec.name.size() + 2 + 1 + kMaxValueChars + 1;
@@ -405,6 +406,14 @@ void TextWriter::Add(const FamilySpec& spec, const Labels& labels, double value)
   *p++ = '\n';
   b.Commit(p);
   f.runs.back().end = b.size();
+  // The family alone in the buffer (every family before it handed over): what it has so far goes
+  // too, so that a family of 7 MB (gpuattr_pod_gpu_hours_total at 1,000 nodes) never is whole.
+  if (stream_ && b.size() >= kStreamPiece && emitted_ == last_ && last_written_ == last_ + 1) {
+    peak_ = std::max(peak_, b.size());
+    for (const Run& r : f.runs) (*stream_)({b.data() + r.begin, r.end - r.begin});
+    f.runs.clear();
+    b.Clear();
+  }
 }
 
 ExpositionText TextWriter::FinishChunks() && {

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <random>
 #include <stdexcept>
@@ -227,6 +228,46 @@ TEST(TextWriter, LongLabelValuesGrowTheBuffer) {
   EXPECT_EQ(text.size(), 3 * (big.size() + std::strlen("test_a{v=\"\"} 0\n")) +
                              std::strlen("# HELP test_a A \\\\ gauge\\nwith a newline.\n") +
                              std::strlen("# TYPE test_a gauge\n"));
+}
+
+// Streaming (RenderGroupByGroup's daemon path): families go out as the next one begins, and a
+// family larger than kStreamPiece goes out in pieces as it grows, so the buffer never holds it
+// whole; the streamed text is the unstreamed one. A family written again after it went out
+// (even only in part) is reported as split.
+TEST(TextWriter, StreamsALargeFamilyInPiecesAndReportsASplit) {
+  const std::string value(200, 'v');
+  auto write = [&](TextWriter& w, bool split) {
+    w.Add(kA, {}, 1);
+    for (int i = 0; i < 30'000; ++i) {
+      const std::string n = std::to_string(i);
+      w.Add(kB, {{"i", n}, {"v", value}}, i);
+    }
+    if (split) w.Add(kA, {}, 2);
+  };
+  TextWriter whole(kGroups);
+  write(whole, false);
+  const std::string expected = std::move(whole).Finish();
+  ASSERT_GT(expected.size(), 5 * TextWriter::kStreamPiece);
+
+  for (bool split : {false, true}) {
+    std::string streamed;
+    size_t pieces = 0;
+    const std::function<void(std::string_view)> sink = [&](std::string_view p) {
+      streamed += p;
+      ++pieces;
+    };
+    TextWriter w(kGroups);
+    w.StreamTo(&sink);
+    write(w, split);
+    EXPECT_EQ(w.split(), split);
+    const size_t peak = w.peak_size();
+    std::move(w).FinishInto(sink);
+    if (split) continue;
+    EXPECT_EQ(streamed, expected);
+    EXPECT_GT(pieces, 5u);
+    EXPECT_GT(peak, 0u);
+    EXPECT_LT(peak, TextWriter::kStreamPiece + 1024);
+  }
 }
 
 }  // namespace

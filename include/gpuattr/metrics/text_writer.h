@@ -95,9 +95,11 @@ class TextWriter final : public FamilyWriter {
 
   // Streaming: from now on, when a family gets its first series and every family with text so
   // far comes before it in table order, those families are handed to `sink` (kept by pointer)
-  // and the buffer is reused, so a group's text never exists whole, only its largest family's
+  // and the buffer is reused, so a group's text never exists whole; a family alone in the buffer
+  // is handed over whenever it passes kStreamPiece, so neither does the largest family's
   // (docs/performance.md). FinishInto hands over the rest.
   void StreamTo(const std::function<void(std::string_view)>* sink) { stream_ = sink; }
+  static constexpr size_t kStreamPiece = size_t{1} << 20;
   // Whether a family got series after it was handed over (its group does not write family by
   // family in table order): what was streamed is not a valid exposition.
   bool split() const { return split_; }
@@ -113,9 +115,10 @@ class TextWriter final : public FamilyWriter {
   };
   struct Family {
     FamilySpec spec;
-    std::string header;  // HELP and TYPE lines
-    std::vector<Run> runs;
-    bool dropped = false;  // excluded by the filter: its series are not written
+    std::string header;     // HELP and TYPE lines
+    std::vector<Run> runs;  // in the buffer, not yet handed over
+    bool started = false;   // its header is written
+    bool dropped = false;   // excluded by the filter: its series are not written
   };
   Family& Find(const FamilySpec& spec);
   TextBuffer text_;
