@@ -1,9 +1,11 @@
 #include "gpuattr/app/stages.h"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string_view>
 #include <utility>
+#include <variant>
 
 #include "gpuattr/accounting/accounting.h"
 #include "gpuattr/accounting/prices.h"
@@ -11,6 +13,7 @@
 #include "gpuattr/allocation/allocation.h"
 #include "gpuattr/health/health.h"
 #include "gpuattr/rightsizing/workload.h"
+#include "gpuattr/util/platform.h"
 
 namespace gpuattr::app {
 
@@ -52,12 +55,15 @@ std::vector<model::PodIdentity> PodIdentities(const attribution::Attribution& a,
 namespace {
 
 // The stages that read the exporters' readings: attribution, allocation, health, inference.
+// `gpu_readings_read` (may be empty) is called once attribution has read the dcgm and
+// per-process readings, which nothing after it reads.
 model::CycleOutput ReadingStages(const CycleInput& input, StageState& state,
-                                 const StageParams& params) {
+                                 const StageParams& params,
+                                 const std::function<void()>& gpu_readings_read = {}) {
   const kube::ClusterObjects& objects = *input.objects;
   model::CycleOutput out;
-  out.attribution =
-      attribution::Attribute({input.cluster, objects, input.readings, params.attribution});
+  out.attribution = attribution::Attribute(
+      {input.cluster, objects, input.readings, params.attribution}, gpu_readings_read);
   allocation::AllocationInput alloc{input.cluster, objects, out.attribution, input.now_unix};
   if (input.shard.sharded() && input.cluster_objects) {
     alloc.offer_objects = input.cluster_objects.get();
@@ -136,7 +142,18 @@ model::CycleOutput RunStages(const CycleInput& input, StageState& state,
 }
 
 model::CycleOutput RunStages(CycleInput&& input, StageState& state, const StageParams& params) {
-  model::CycleOutput out = ReadingStages(input, state, params);
+  // The GPU readings go as soon as attribution has read them, before it builds its output (the
+  // cycle's memory peak, docs/performance.md#peak-rss-at-1000-nodes); inference's stay until
+  // inference has read them.
+  const auto free_gpu_readings = [&input] {
+    for (sources::ExporterReadings& e : input.readings)
+      if (!std::holds_alternative<sources::InferenceReadings>(e.readings))
+        e.readings = sources::Readings{};
+    // Their pages back to the system: they were filled by the scrape threads, in arenas that
+    // this thread's allocations would not reuse.
+    platform::ReleaseFreeMemory();
+  };
+  model::CycleOutput out = ReadingStages(input, state, params, free_gpu_readings);
   std::vector<sources::ExporterReadings>().swap(input.readings);
   LedgerStages(input, state, params, out);
   return out;

@@ -36,15 +36,29 @@ Attribution Finish(const AttributionInput& input, Work& work) {
   return out;
 }
 
+// The work's pointers into the readings, dropped once every step has read them.
+void ForgetReadings(Work& work) {
+  for (auto& [node, readings] : work.nodes) {
+    std::vector<const sources::DcgmRecord*>().swap(readings.dcgm);
+    std::vector<const sources::ProcessReading*>().swap(readings.processes);
+    std::vector<const sources::ProcessDeviceReading*>().swap(readings.process_devices);
+  }
+  for (auto& [id, d] : work.devices) std::vector<const sources::DcgmRecord*>().swap(d.dcgm);
+}
+
 }  // namespace
 
-Attribution Attribute(const AttributionInput& input) {
+Attribution Attribute(const AttributionInput& input) { return Attribute(input, {}); }
+
+Attribution Attribute(const AttributionInput& input, const std::function<void()>& read) {
   Work work;
   GroupByNode(input, work);
   BuildDevices(work);
   SplitCardPower(work);
   BuildPodLinks(input, work);
   SummarisePods(input, work);
+  ForgetReadings(work);
+  if (read) read();
   return Finish(input, work);
 }
 

@@ -126,6 +126,28 @@ TEST_P(AttributionInvariants, Hold) {
   CheckInvariants(a);
 }
 
+// The daemon hands its readings over (app::RunStages(CycleInput&&)), and the GPU readings are
+// freed inside attribution, before it builds its output: the same output as with readings kept
+// (under the sanitizer build, any read of them after that is a use after free).
+TEST_P(AttributionInvariants, ReadingsFreedWhenReadGiveTheSameOutput) {
+  auto c = gpuattr::testing::LoadAttributionCase(GetParam());
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  const model::CycleOutput kept = gpuattr::testing::RunCase(*c);
+  app::CycleInput in;
+  in.cluster = "test";
+  in.objects = std::make_shared<const kube::ClusterObjects>(c->objects);
+  in.readings = c->exporters;
+  in.now_unix = 1764460800;
+  app::StageState state;
+  const model::CycleOutput freed = app::RunStages(std::move(in), state, {});
+  EXPECT_EQ(gpuattr::testing::RenderAttribution(freed), gpuattr::testing::RenderAttribution(kept));
+
+  int calls = 0;
+  const Attribution direct = Attribute({"test", c->objects, c->exporters, {}}, [&] { ++calls; });
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(direct.devices.size(), kept.attribution.devices.size());
+}
+
 std::string Name(const ::testing::TestParamInfo<fs::path>& info) {
   std::string n = info.param.filename().string();
   for (char& ch : n)
