@@ -107,7 +107,7 @@ void LedgerStages(const CycleInput& input, StageState& state, const StageParams&
                                        sink(card, ci < prices.size() ? prices[ci] : std::nullopt);
                                      });
       },
-      params.currency, input.now_unix, &in_cluster, out.ledger, teams);
+      params.currency, input.now_unix, &in_cluster, out.ledger, teams, &out.attribution.pods);
   out.ledger.bases = params.bases;
   // Each device's card price, for the reclaimable cost
   // (docs/rightsizing.md#reading-a-recommendation).

@@ -238,6 +238,30 @@ GpuHoursView View(const GpuHours& g, std::string name, kube::PodId pod = {}) {
   return v;
 }
 
+// The view's pod rows: by index into `attributed` for a record of an attributed pod on the
+// same node (both sorted by pod: one merge), else with the record's own names.
+void ViewPods(const std::map<kube::PodId, PodHoursRecord>& records,
+              const std::vector<attribution::Pod>* attributed, LedgerView& view) {
+  static const std::vector<attribution::Pod> kNone;
+  const std::vector<attribution::Pod>& pods = attributed ? *attributed : kNone;
+  view.pod_hours.reserve(std::min(records.size(), pods.size()));
+  size_t k = 0;
+  bool costs = false;  // a row was priced: every row from then on has a cost (0 when unpriced)
+  for (const auto& [id, r] : records) {
+    while (k < pods.size() && pods[k].id < id) ++k;
+    if (k < pods.size() && pods[k].id == id && pods[k].node == r.node) {
+      if (r.total.priced && !costs) {
+        view.pod_costs.resize(view.pod_hours.size());
+        costs = true;
+      }
+      view.pod_hours.push_back({static_cast<uint32_t>(k), r.total.priced, r.total.hours});
+      if (costs) view.pod_costs.push_back(r.total.cost);
+    } else {
+      view.other_pod_hours.push_back(View(r.total, r.node, id));
+    }
+  }
+}
+
 // One cycle's accrual: the interval, its hours, and the day its totals go to.
 struct Interval {
   bool accrues = false;
@@ -308,18 +332,20 @@ void ForgetCosts(GpuHours& g) { g.cost = {}, g.priced = false; }
 void Ledger::RecordGpuHours(const std::vector<accounting::CardAccount>& cards,
                             const std::vector<std::optional<double>>& prices,
                             const std::string& currency, double now, const PodUids* in_cluster,
-                            LedgerView& view, const NamespaceLabels& namespace_labels) {
+                            LedgerView& view, const NamespaceLabels& namespace_labels,
+                            const std::vector<attribution::Pod>* attributed) {
   RecordGpuHoursOf(
       [&](const CardSink& sink) {
         for (size_t ci = 0; ci < cards.size(); ++ci)
           sink(cards[ci], ci < prices.size() ? prices[ci] : std::nullopt);
       },
-      currency, now, in_cluster, view, namespace_labels);
+      currency, now, in_cluster, view, namespace_labels, attributed);
 }
 
 void Ledger::RecordGpuHoursOf(const std::function<void(const CardSink&)>& cards,
                               const std::string& currency, double now, const PodUids* in_cluster,
-                              LedgerView& view, const NamespaceLabels& namespace_labels) {
+                              LedgerView& view, const NamespaceLabels& namespace_labels,
+                              const std::vector<attribution::Pod>* attributed) {
   AccountingState& s = state_.accounting;
   Interval in;
   in.accrues = s.last_unix && now > *s.last_unix && now - *s.last_unix <= params_.max_gap_seconds;
@@ -360,8 +386,7 @@ void Ledger::RecordGpuHoursOf(const std::function<void(const CardSink&)>& cards,
   s.last_unix = now;
 
   view.currency = s.currency;
-  view.pod_gpu_hours.reserve(s.pod_hours.size());
-  for (const auto& [id, r] : s.pod_hours) view.pod_gpu_hours.push_back(View(r.total, r.node, id));
+  ViewPods(s.pod_hours, attributed, view);
   for (const auto& [name, r] : s.namespace_hours)
     view.namespace_gpu_hours.push_back(View(r.total, name));
   for (const auto& [name, r] : s.node_idle) view.node_idle_gpu_hours.push_back(View(r.total, name));

@@ -68,7 +68,7 @@ void WriteNamespaceLabels(const std::string& cluster, const accounting::Namespac
 void Build(const model::Snapshot& s, FamilyWriter& w) {
   for (const model::ClusterSnapshot& c : s.clusters) {
     if (!c.latest.output) continue;
-    WriteAccounting(c.latest.output->ledger, w);
+    WriteAccounting(c.latest.output->ledger, c.latest.output->attribution.pods, w);
     WriteNamespaceLabels(c.cluster, c.latest.output->namespace_labels, w);
   }
 }
@@ -88,21 +88,32 @@ void WriteBases(const ledger::LedgerView& v, const std::vector<ledger::GpuHoursV
     }
 }
 
+// The pods' series, per published basis, in pod order as the other families (ForEachPodHours).
+void WritePodBases(const ledger::LedgerView& v, const std::vector<attribution::Pod>& pods,
+                   const FamilySpec& family, bool cost, FamilyWriter& w) {
+  for (Basis b : v.bases)
+    ledger::ForEachPodHours(v, pods, [&](const ledger::PodHoursRef& r) {
+      if (cost && !r.cost) return;
+      Labels l{{"basis", BasisName(b)}, {"cluster", v.cluster}};
+      if (cost) l.emplace("currency", v.currency);
+      l.emplace("namespace", r.pod.namespace_);
+      l.emplace("node", r.node);
+      l.emplace("pod", r.pod.name);
+      w.Add(family, l, cost ? At(*r.cost, b) : At(r.hours, b));
+    });
+}
+
 }  // namespace
 
 // Family by family in table order (kFamilies), as the exposition is (text_writer.h, StreamTo).
-void WriteAccounting(const ledger::LedgerView& v, FamilyWriter& w) {
-  const auto pod = [](const ledger::GpuHoursView& r, Labels& l) {
-    l.emplace("namespace", r.pod.namespace_);
-    l.emplace("node", r.name);
-    l.emplace("pod", r.pod.name);
-  };
+void WriteAccounting(const ledger::LedgerView& v, const std::vector<attribution::Pod>& pods,
+                     FamilyWriter& w) {
   const auto ns = [](const ledger::GpuHoursView& r, Labels& l) { l.emplace("namespace", r.name); };
   const auto node = [](const ledger::GpuHoursView& r, Labels& l) { l.emplace("node", r.name); };
-  WriteBases(v, v.pod_gpu_hours, kPodHours, false, pod, w);
+  WritePodBases(v, pods, kPodHours, false, w);
   WriteBases(v, v.namespace_gpu_hours, kNamespaceHours, false, ns, w);
   WriteBases(v, v.node_idle_gpu_hours, kNodeIdleHours, false, node, w);
-  WriteBases(v, v.pod_gpu_hours, kPodCost, true, pod, w);
+  WritePodBases(v, pods, kPodCost, true, w);
   WriteBases(v, v.namespace_gpu_hours, kNamespaceCost, true, ns, w);
   WriteBases(v, v.node_idle_gpu_hours, kNodeIdleCost, true, node, w);
   for (const ledger::CardPriceView& c : v.card_prices)

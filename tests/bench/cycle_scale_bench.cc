@@ -357,7 +357,7 @@ void BM_Accounting(benchmark::State& state) {
                 sink(card, ci < card_prices.size() ? card_prices[ci] : std::nullopt);
               });
         },
-        "USD", now += 20, &in_cluster, *view, teams);
+        "USD", now += 20, &in_cluster, *view, teams, &a.pods);
     priced = std::count_if(card_prices.begin(), card_prices.end(),
                            [](const auto& p) { return p.has_value(); });
   }

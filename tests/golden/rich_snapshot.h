@@ -74,7 +74,7 @@ inline model::Snapshot RichSnapshot() {
   const std::vector<accounting::CardAccount> cards =
       accounting::ShareCards({out.attribution, out.allocation, no_objects});
   ledger.RecordGpuHours(cards, std::vector<std::optional<double>>(cards.size(), 2.5), "USD", 1e9,
-                        nullptr, out.ledger);
+                        nullptr, out.ledger, {}, &out.attribution.pods);
   rightsizing::WorkloadView workload;  // every rightsizing value known
   workload.id = {"ml", "Deployment", "chat"};
   workload.recommendation = {"whole", "1g.20gb", rightsizing::Reason::kFitsSmaller, 1, 1.0 / 7};

@@ -75,13 +75,19 @@ void CheckCosts(const gpuattr::testing::AttributionCase& c) {
   const model::CycleOutput out = Cycle(c, state, 1060, params);
   EXPECT_EQ(out.ledger.currency, "EUR");
   EXPECT_EQ(out.ledger.card_prices.size(), out.attribution.cards.size());
-  for (const auto* rows : {&out.ledger.pod_gpu_hours, &out.ledger.namespace_gpu_hours,
-                           &out.ledger.node_idle_gpu_hours})
+  for (const auto* rows : {&out.ledger.namespace_gpu_hours, &out.ledger.node_idle_gpu_hours})
     for (const ledger::GpuHoursView& r : *rows) {
-      ASSERT_TRUE(r.cost) << r.name << " " << r.pod.Text();
-      for (Basis b : kAllBases)
-        EXPECT_TRUE(Near(At(*r.cost, b), 2.5 * At(r.hours, b))) << r.name << " " << r.pod.Text();
+      ASSERT_TRUE(r.cost) << r.name;
+      for (Basis b : kAllBases) EXPECT_TRUE(Near(At(*r.cost, b), 2.5 * At(r.hours, b))) << r.name;
     }
+  size_t pods = 0;
+  ledger::ForEachPodHours(out.ledger, out.attribution.pods, [&](const ledger::PodHoursRef& r) {
+    ++pods;
+    ASSERT_TRUE(r.cost) << r.node << " " << r.pod.Text();
+    for (Basis b : kAllBases)
+      EXPECT_TRUE(Near(At(*r.cost, b), 2.5 * At(r.hours, b))) << r.node << " " << r.pod.Text();
+  });
+  EXPECT_EQ(pods, out.ledger.pod_hours.size() + out.ledger.other_pod_hours.size());
 }
 
 // The counters after cycles at t and t + 60 s: per basis Σ pods + Σ nodes' idle = the cards ×
@@ -98,10 +104,10 @@ void CheckCounters(const gpuattr::testing::AttributionCase& c) {
   for (Basis b : kAllBases) {
     double total = 0;
     std::map<std::string, double> by_namespace;
-    for (const ledger::GpuHoursView& p : out.ledger.pod_gpu_hours) {
+    ledger::ForEachPodHours(out.ledger, out.attribution.pods, [&](const ledger::PodHoursRef& p) {
       total += At(p.hours, b);
       by_namespace[p.pod.namespace_] += At(p.hours, b);
-    }
+    });
     for (const ledger::GpuHoursView& n : out.ledger.node_idle_gpu_hours) total += At(n.hours, b);
     EXPECT_TRUE(Near(total, cards)) << BasisName(b) << ": " << total << " != " << cards;
     for (const ledger::GpuHoursView& n : out.ledger.namespace_gpu_hours)
@@ -117,8 +123,9 @@ void CheckCounters(const gpuattr::testing::AttributionCase& c) {
       EXPECT_TRUE(Near(At(again.ledger.namespace_gpu_hours[i].hours, b),
                        2 * At(out.ledger.namespace_gpu_hours[i].hours, b)))
           << out.ledger.namespace_gpu_hours[i].name;
-  for (const ledger::GpuHoursView& p : first.ledger.pod_gpu_hours)
+  ledger::ForEachPodHours(first.ledger, first.attribution.pods, [](const ledger::PodHoursRef& p) {
     EXPECT_EQ(p.hours, (PerBasis{0, 0, 0})) << p.pod.Text();
+  });
 }
 
 TEST_P(AccountingInvariants, CountersAddUpAndSurviveARestart) {

@@ -57,12 +57,12 @@ TEST(LedgerGpuHours, AccruesBetweenSuccessfulCyclesFromZero) {
   Ledger l;
   const std::vector<CardAccount> cards = {Card("0", {{kA, {1, 1, 0.5}}})};
   LedgerView first = Step(l, cards, 1000);
-  const GpuHoursView* a = Find(first.pod_gpu_hours, "n1", kA);
+  const GpuHoursView* a = Find(first.other_pod_hours, "n1", kA);
   ASSERT_TRUE(a);
   EXPECT_EQ(a->hours, (PerBasis{0, 0, 0}));
   EXPECT_FALSE(a->cost);
   LedgerView second = Step(l, cards, 1060);
-  a = Find(second.pod_gpu_hours, "n1", kA);
+  a = Find(second.other_pod_hours, "n1", kA);
   EXPECT_DOUBLE_EQ(At(a->hours, Basis::kAllocation), 1.0 / 60);
   EXPECT_DOUBLE_EQ(At(a->hours, Basis::kUsage), 1.0 / 120);
   EXPECT_DOUBLE_EQ(At(Find(second.node_idle_gpu_hours, "n1")->hours, Basis::kUsage), 1.0 / 120);
@@ -77,10 +77,10 @@ TEST(LedgerGpuHours, NeverAccruesOverAFailedInterval) {
   Step(l, cards, 1000);
   l.BreakInterval();
   LedgerView after = Step(l, cards, 1060);
-  EXPECT_EQ(Find(after.pod_gpu_hours, "n1", kA)->hours, (PerBasis{0, 0, 0}));
+  EXPECT_EQ(Find(after.other_pod_hours, "n1", kA)->hours, (PerBasis{0, 0, 0}));
   EXPECT_EQ(Find(after.node_idle_gpu_hours, "n1")->hours, (PerBasis{0, 0, 0}));
   LedgerView next = Step(l, cards, 1120);
-  EXPECT_DOUBLE_EQ(At(Find(next.pod_gpu_hours, "n1", kA)->hours, Basis::kAllocation), 1.0 / 60);
+  EXPECT_DOUBLE_EQ(At(Find(next.other_pod_hours, "n1", kA)->hours, Basis::kAllocation), 1.0 / 60);
 }
 
 // A gap longer than the ledger's (5 minutes) accrues nothing, as for energy.
@@ -89,7 +89,7 @@ TEST(LedgerGpuHours, ALongGapAccruesNothing) {
   const std::vector<CardAccount> cards = {Card("0", {{kA, {1, 1, 1}}})};
   Step(l, cards, 1000);
   LedgerView v = Step(l, cards, 1000 + 301);
-  EXPECT_EQ(Find(v.pod_gpu_hours, "n1", kA)->hours, (PerBasis{0, 0, 0}));
+  EXPECT_EQ(Find(v.other_pod_hours, "n1", kA)->hours, (PerBasis{0, 0, 0}));
 }
 
 // Pod b appears on a card seen before: its half of the interval goes to idle; from the next
@@ -100,12 +100,12 @@ TEST(LedgerGpuHours, NewPodsAndCardsAccrueFromTheirSecondCycle) {
   const std::vector<CardAccount> two = {Card("0", {{kA, {0.5, 0.5, 0.5}}, {kB, {0.5, 0.5, 0.5}}}),
                                         Card("1", {{kA, {1, 1, 1}}})};
   LedgerView v = Step(l, two, 60);
-  EXPECT_DOUBLE_EQ(At(Find(v.pod_gpu_hours, "n1", kA)->hours, Basis::kAllocation), 0.5 / 60);
-  EXPECT_EQ(Find(v.pod_gpu_hours, "n1", kB)->hours, (PerBasis{0, 0, 0}));
+  EXPECT_DOUBLE_EQ(At(Find(v.other_pod_hours, "n1", kA)->hours, Basis::kAllocation), 0.5 / 60);
+  EXPECT_EQ(Find(v.other_pod_hours, "n1", kB)->hours, (PerBasis{0, 0, 0}));
   EXPECT_DOUBLE_EQ(At(Find(v.node_idle_gpu_hours, "n1")->hours, Basis::kMemory), 0.5 / 60);
   v = Step(l, two, 120);
-  EXPECT_DOUBLE_EQ(At(Find(v.pod_gpu_hours, "n1", kB)->hours, Basis::kAllocation), 0.5 / 60);
-  EXPECT_DOUBLE_EQ(At(Find(v.pod_gpu_hours, "n1", kA)->hours, Basis::kAllocation), 2.0 / 60);
+  EXPECT_DOUBLE_EQ(At(Find(v.other_pod_hours, "n1", kB)->hours, Basis::kAllocation), 0.5 / 60);
+  EXPECT_DOUBLE_EQ(At(Find(v.other_pod_hours, "n1", kA)->hours, Basis::kAllocation), 2.0 / 60);
   EXPECT_DOUBLE_EQ(At(Find(v.node_idle_gpu_hours, "n1")->hours, Basis::kMemory), 0.5 / 60);
 }
 
@@ -118,12 +118,12 @@ TEST(LedgerGpuHours, DepartedPodsStayInTheirNamespace) {
   Step(l, both, 0);
   LedgerView v = Step(l, both, 60);
   PerBasis sum{};
-  for (const GpuHoursView& p : v.pod_gpu_hours)
+  for (const GpuHoursView& p : v.other_pod_hours)
     for (size_t b = 0; b < accounting::kBases; ++b) sum[b] += p.hours[b];
   for (size_t b = 0; b < accounting::kBases; ++b)
     EXPECT_DOUBLE_EQ(sum[b], Find(v.namespace_gpu_hours, "ml")->hours[b]);
   v = Step(l, {Card("0", {{kA, {0.5, 0.25, 0.1}}})}, 120, PodUids{{kA, "uid-a"}});
-  EXPECT_FALSE(Find(v.pod_gpu_hours, "n1", kB));
+  EXPECT_FALSE(Find(v.other_pod_hours, "n1", kB));
   // 60 s of a and b (0.5 each), then 60 s of a alone: 1.5/60, b's part kept after it left.
   EXPECT_DOUBLE_EQ(At(Find(v.namespace_gpu_hours, "ml")->hours, Basis::kAllocation), 1.5 / 60);
 }
@@ -135,12 +135,12 @@ TEST(LedgerGpuHours, KeepsPodsStillThereAndRestartsRecreatedOnes) {
   Step(l, {Card("0", {{kA, {1, 1, 1}}})}, 0);
   Step(l, {Card("0", {{kA, {1, 1, 1}}})}, 60);
   LedgerView v = Step(l, {Card("0", {})}, 120);
-  ASSERT_TRUE(Find(v.pod_gpu_hours, "n1", kA));
-  EXPECT_DOUBLE_EQ(At(Find(v.pod_gpu_hours, "n1", kA)->hours, Basis::kMemory), 1.0 / 60);
+  ASSERT_TRUE(Find(v.other_pod_hours, "n1", kA));
+  EXPECT_DOUBLE_EQ(At(Find(v.other_pod_hours, "n1", kA)->hours, Basis::kMemory), 1.0 / 60);
   CardAccount recreated = Card("0", {{kA, {1, 1, 1}}});
   recreated.pods[0].uid = "uid-a2";
   v = Step(l, {recreated}, 180, PodUids{{kA, "uid-a2"}});
-  EXPECT_EQ(Find(v.pod_gpu_hours, "n1", kA)->hours, (PerBasis{0, 0, 0}));
+  EXPECT_EQ(Find(v.other_pod_hours, "n1", kA)->hours, (PerBasis{0, 0, 0}));
   EXPECT_DOUBLE_EQ(At(Find(v.namespace_gpu_hours, "ml")->hours, Basis::kMemory), 1.0 / 60);
 }
 
@@ -158,7 +158,7 @@ TEST(LedgerGpuHours, ARestartFromTheStateFileContinuesEveryCounter) {
   EXPECT_EQ(back->at("c"), before.state());
   Ledger after(LedgerParams{}, back->at("c"));
   LedgerView v2 = Step(after, cards, 120, kBoth, {2.0}, "EUR");
-  const GpuHoursView* a = Find(v2.pod_gpu_hours, "n1", kA);
+  const GpuHoursView* a = Find(v2.other_pod_hours, "n1", kA);
   EXPECT_DOUBLE_EQ(At(a->hours, Basis::kAllocation), 2.0 / 60);
   ASSERT_TRUE(a->cost);
   EXPECT_DOUBLE_EQ(At(*a->cost, Basis::kAllocation), 4.0 / 60);

@@ -30,6 +30,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
@@ -74,6 +75,24 @@ struct GpuHoursView {
   std::optional<accounting::PerBasis> cost;  // absent when none of its hours was ever priced
 };
 
+// A pod's GPU-hours counters named by the cycle's own attribution (LedgerView::pod_hours): its
+// namespace, name and node are those of attribution.pods[pod], not a copy of them (16,000 pods at
+// 1,000 nodes, and two views alive at once: docs/performance.md). An index, not a pointer: a
+// CycleOutput may be copied.
+struct AttributedPodHours {
+  uint32_t pod = 0;     // index into the cycle's attribution.pods
+  bool priced = false;  // its cost is LedgerView::pod_costs at the same index
+  accounting::PerBasis hours{};
+};
+
+// One pod's counters as a reader sees them (ForEachPodHours).
+struct PodHoursRef {
+  const kube::PodId& pod;
+  const std::string& node;  // the node it accrued on
+  const accounting::PerBasis& hours;
+  const accounting::PerBasis* cost;  // null when none of its hours was ever priced
+};
+
 // A priced card and its price per GPU-hour (gpuattr_card_price_per_hour).
 struct CardPriceView {
   std::string node;
@@ -115,10 +134,17 @@ struct CostSummary {
 // What to publish for one cluster after a successful cycle.
 struct LedgerView {
   std::string cluster;
-  double recorded_unix = 0;                       // the cycle's time
-  std::vector<PodLedger> pods;                    // sorted by id; attributed and kept pods
-  std::vector<NamespaceLedger> namespaces;        // sorted by name
-  std::vector<GpuHoursView> pod_gpu_hours;        // sorted by pod
+  double recorded_unix = 0;                 // the cycle's time
+  std::vector<PodLedger> pods;              // sorted by id; attributed and kept pods
+  std::vector<NamespaceLedger> namespaces;  // sorted by name
+  // The pods' counters, in two lists sorted by pod (read both with ForEachPodHours): those of
+  // the pods attributed this cycle on the node of their record, by index into the attribution
+  // given to the ledger (Ledger::RecordGpuHoursOf), and the others (a pod still in the cluster
+  // whose card was not read this cycle, or every pod when no attribution was given) with their
+  // names.
+  std::vector<AttributedPodHours> pod_hours;
+  std::vector<accounting::PerBasis> pod_costs;  // parallel to pod_hours; empty when none priced
+  std::vector<GpuHoursView> other_pod_hours;
   std::vector<GpuHoursView> namespace_gpu_hours;  // sorted by name
   std::vector<GpuHoursView> node_idle_gpu_hours;  // sorted by node
   std::string currency;                           // of the cost counters
@@ -127,6 +153,30 @@ struct LedgerView {
   // The bases published (accounting.bases); the counters keep all three.
   std::vector<accounting::Basis> bases{accounting::kAllBases.begin(), accounting::kAllBases.end()};
 };
+
+// Calls fn(const PodHoursRef&) for every pod's counters of `v` in pod order, `pods` being the
+// attribution the view was made with (the CycleOutput's own). A row whose index is not in `pods`
+// (a view paired with another attribution) is skipped.
+template <typename Fn>
+void ForEachPodHours(const LedgerView& v, const std::vector<attribution::Pod>& pods, Fn&& fn) {
+  size_t i = 0, j = 0;
+  const auto& named = v.other_pod_hours;
+  while (i < v.pod_hours.size() || j < named.size()) {
+    const AttributedPodHours* a = i < v.pod_hours.size() ? &v.pod_hours[i] : nullptr;
+    if (a && a->pod >= pods.size()) {
+      ++i;
+      continue;
+    }
+    if (a && (j == named.size() || pods[a->pod].id < named[j].pod)) {
+      const attribution::Pod& p = pods[a->pod];
+      fn(PodHoursRef{p.id, p.node, a->hours, a->priced ? &v.pod_costs[i] : nullptr});
+      ++i;
+    } else {
+      const GpuHoursView& r = named[j++];
+      fn(PodHoursRef{r.pod, r.name, r.hours, r.cost ? &*r.cost : nullptr});
+    }
+  }
+}
 
 // The pods that exist in the cluster now, with their UIDs (empty when unknown).
 using PodUids = std::map<kube::PodId, std::string>;
@@ -152,10 +202,13 @@ class Ledger {
   // The same hours go to the daily totals (docs/accounting.md#daily-totals) of the UTC day of
   // `now_unix`, with each namespace's `namespace_labels` as seen now; days older than
   // retention_days are dropped.
+  // `attributed`: this cycle's attribution.pods (sorted by id, one per id), whose names the view's
+  // pod rows then refer to rather than copy (LedgerView::pod_hours); null: every row is named.
   void RecordGpuHours(const std::vector<accounting::CardAccount>& cards,
                       const std::vector<std::optional<double>>& prices, const std::string& currency,
                       double now_unix, const PodUids* in_cluster, LedgerView& view,
-                      const NamespaceLabels& namespace_labels = {});
+                      const NamespaceLabels& namespace_labels = {},
+                      const std::vector<attribution::Pod>* attributed = nullptr);
   // The same with the cards handed over one at a time: `cards` calls its sink once per card with
   // the card's price (absent: unpriced), and the card may be a buffer reused for the next one
   // (accounting::ForEachCardShare: no cycle's copy of every card exists).
@@ -163,7 +216,8 @@ class Ledger {
       std::function<void(const accounting::CardAccount& card, const std::optional<double>& price)>;
   void RecordGpuHoursOf(const std::function<void(const CardSink&)>& cards,
                         const std::string& currency, double now_unix, const PodUids* in_cluster,
-                        LedgerView& view, const NamespaceLabels& namespace_labels = {});
+                        LedgerView& view, const NamespaceLabels& namespace_labels = {},
+                        const std::vector<attribution::Pod>* attributed = nullptr);
   // A failed cycle: nothing accrues over it; the next successful cycle starts a new interval.
   void BreakInterval() { state_.accounting.last_unix.reset(); }
 
