@@ -77,7 +77,16 @@ Process Spawn(const std::vector<std::string>& args, const TempDir& dir,
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  int rc = posix_spawn(&p.pid, argv[0], &fa, nullptr, argv.data(), environ);
+  // The default state file goes under the test's own folder, never the user's: two tests (or
+  // this test and its POSIX build's twin) running at once would otherwise share
+  // ~/.local/state/gpuattr/state.json, and the second gpuattr exits 2 on its lock.
+  const std::string state_home = "XDG_STATE_HOME=" + (dir / "state").string();
+  std::vector<char*> env;
+  for (char** e = environ; *e != nullptr; ++e)
+    if (std::string_view(*e).rfind("XDG_STATE_HOME=", 0) != 0) env.push_back(*e);
+  env.push_back(const_cast<char*>(state_home.c_str()));
+  env.push_back(nullptr);
+  int rc = posix_spawn(&p.pid, argv[0], &fa, nullptr, argv.data(), env.data());
   posix_spawn_file_actions_destroy(&fa);
   EXPECT_EQ(rc, 0) << "cannot start " << args[0];
   return p;
