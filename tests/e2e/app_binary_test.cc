@@ -21,8 +21,6 @@
 #include "support/subprocess.h"
 #include "test_paths.h"
 
-extern char** environ;
-
 namespace {
 using gpuattr::testing::WriteUnreachableKubeconfig;
 
@@ -80,11 +78,10 @@ Process Spawn(const std::vector<std::string>& args, const TempDir& dir,
   // The default state file goes under the test's own folder, never the user's: two tests (or
   // this test and its POSIX build's twin) running at once would otherwise share
   // ~/.local/state/gpuattr/state.json, and the second gpuattr exits 2 on its lock.
-  const std::string state_home = "XDG_STATE_HOME=" + (dir / "state").string();
+  std::vector<std::string> env_strings = gpuattr::testing::EnvironmentWithout({"XDG_STATE_HOME"});
+  env_strings.push_back("XDG_STATE_HOME=" + (dir / "state").string());
   std::vector<char*> env;
-  for (char** e = environ; *e != nullptr; ++e)
-    if (std::string_view(*e).rfind("XDG_STATE_HOME=", 0) != 0) env.push_back(*e);
-  env.push_back(const_cast<char*>(state_home.c_str()));
+  for (auto& e : env_strings) env.push_back(e.data());
   env.push_back(nullptr);
   int rc = posix_spawn(&p.pid, argv[0], &fa, nullptr, argv.data(), env.data());
   posix_spawn_file_actions_destroy(&fa);
