@@ -44,9 +44,9 @@ AccountingState DecodeAccounting(const JsonValue& j, const std::string& where) {
   // The keys the last accounted cycle saw pods under, kept in their records.
   const KeySet seen = GetStrings(j, "seen_pods", where);
   for (auto& [id, r] : s.pod_hours)
-    r.seen = !r.uid.empty() && seen.contains(r.uid) ? SeenAs::kUid
-             : seen.contains(id.Text())             ? SeenAs::kName
-                                                    : SeenAs::kNo;
+    r.seen = !r.uid.empty() && seen.contains(r.uid.str()) ? SeenAs::kUid
+             : seen.contains(id.Text())                   ? SeenAs::kName
+                                                          : SeenAs::kNo;
   i = 0;
   for (const JsonValue& n : GetArray(j, "namespaces", where).Elements()) {
     const std::string at = where + ".namespaces[" + std::to_string(i++) + "]";
@@ -200,14 +200,12 @@ RightsizingContents DecodeRightsizing(const JsonValue& j) {
 
 // "seen_pods": the keys the last accounted cycle saw pods under (their records' `seen`), sorted.
 void EncodeSeenPods(PrettyJson& j, const std::map<kube::PodId, PodHoursRecord>& records) {
-  std::vector<std::string> names;  // of pods seen without a UID
-  std::vector<std::string_view> keys;
+  std::vector<std::string> keys;  // UIDs, and names of pods seen without one
   for (const auto& [id, r] : records)
     if (r.seen == SeenAs::kUid)
-      keys.push_back(r.uid);
+      keys.push_back(r.uid.str());
     else if (r.seen == SeenAs::kName)
-      names.push_back(id.Text());
-  keys.insert(keys.end(), names.begin(), names.end());
+      keys.push_back(id.Text());
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   j.Key("seen_pods");
@@ -267,7 +265,7 @@ void EncodeAccounting(PrettyJson& j, const AccountingState& s) {
     j.Key("namespace").String(id.namespace_);
     j.Key("node").String(r.node);
     j.Key("pod").String(id.name);
-    if (!r.uid.empty()) j.Key("uid").String(r.uid);
+    if (!r.uid.empty()) j.Key("uid").String(r.uid.str());
     j.Close('}');
   }
   j.Close(']');
@@ -406,7 +404,7 @@ void EncodeStateFile(const StateFileSections& sections,
       j.Key("namespace").String(id.namespace_);
       j.Key("node").String(r.node);
       j.Key("pod").String(id.name);
-      if (!r.uid.empty()) j.Key("uid").String(r.uid);
+      if (!r.uid.empty()) j.Key("uid").String(r.uid.str());
       j.Close('}');
     }
     j.Close(']');

@@ -256,7 +256,7 @@ TEST(LedgerGpuHours, TheLastCyclesOrderIsAShortcutOnly) {
     }
     KeySet seen;
     for (const auto& [id, r] : fast.state().accounting.pod_hours)
-      if (r.seen != SeenAs::kNo) seen.insert(r.seen == SeenAs::kUid ? r.uid : id.Text());
+      if (r.seen != SeenAs::kNo) seen.insert(r.seen == SeenAs::kUid ? r.uid.str() : id.Text());
     ASSERT_EQ(seen, pods);
     ASSERT_EQ(fast.state().accounting.cards, card_keys);
   }

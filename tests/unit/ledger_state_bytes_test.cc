@@ -27,7 +27,7 @@ std::string DocumentEncoding(const StateFileContents& contents) {
     json pods = json::array();
     for (const auto& [id, r] : s.pods) {
       json p = {{"namespace", id.namespace_}, {"pod", id.name}, {"node", r.node}};
-      if (!r.uid.empty()) p["uid"] = r.uid;
+      if (!r.uid.empty()) p["uid"] = r.uid.str();
       PutOptional(p, "idle_since_unix", r.idle_since_unix);
       PutOptional(p, "last_idle_unix", r.last_idle_unix);
       PutOptional(p, "joules", r.joules);

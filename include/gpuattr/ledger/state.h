@@ -13,13 +13,14 @@
 
 #include "gpuattr/accounting/accounting.h"
 #include "gpuattr/attribution/types.h"
+#include "gpuattr/ledger/pod_uid.h"
 
 namespace gpuattr::ledger {
 
 // One pod's record. A pod is its namespace and name (the map key), its UID and its node: another
 // UID or another node under the same name is another pod, whose record starts fresh.
 struct PodRecord {
-  std::string uid;                         // metadata.uid; empty when unknown (older files)
+  PodUid uid;                              // metadata.uid; empty when unknown (older files)
   std::string node;                        // a pod seen on another node is a new pod
   std::optional<double> idle_since_unix;   // start of the current unbroken idle run
   std::optional<double> last_idle_unix;    // the last cycle that found it idle (gap rule)
@@ -57,7 +58,7 @@ struct GpuHours {
 enum class SeenAs : uint8_t { kNo, kUid, kName };
 
 struct PodHoursRecord {
-  std::string uid;   // another UID under the same name is another pod
+  PodUid uid;        // another UID under the same name is another pod
   std::string node;  // as is the same name on another node
   GpuHours total;
   // Kept here rather than in a set of the seen pods' keys: 16,000 strings fewer (the state file
