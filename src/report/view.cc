@@ -91,13 +91,13 @@ void AddPods(const std::string& cluster, const model::CycleOutput& out, StatusVi
     const std::string* node;
     std::optional<double> idle_seconds, energy_joules;
   };
-  std::map<std::reference_wrapper<const kube::PodId>, LedgerRow, std::less<kube::PodId>> ledger;
+  std::map<std::reference_wrapper<const kube::PodId>, LedgerRow, std::less<kube::PodId>> rows;
   ledger::ForEachPodLedger(out.ledger, out.attribution.pods, [&](const ledger::PodLedgerRef& l) {
-    ledger.insert_or_assign(std::cref(l.id), LedgerRow{&l.node, l.idle_seconds, l.energy_joules});
+    rows.insert_or_assign(std::cref(l.id), LedgerRow{&l.node, l.idle_seconds, l.energy_joules});
   });
   for (const attribution::Pod& p : out.attribution.pods) {
     PodRow r{cluster, &p, std::nullopt, std::nullopt};
-    if (auto it = ledger.find(p.id); it != ledger.end() && *it->second.node == p.node) {
+    if (auto it = rows.find(p.id); it != rows.end() && *it->second.node == p.node) {
       r.idle_seconds = it->second.idle_seconds;
       r.energy_joules = it->second.energy_joules;
     }
