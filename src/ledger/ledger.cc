@@ -111,13 +111,20 @@ PodRecord RecordPod(LedgerState& state, const attribution::Pod& p, const std::st
   return rec;
 }
 
-PodLedger AttributedPodView(const attribution::Pod& p, const PodRecord& rec, double now) {
-  PodLedger out;
-  out.id = p.id;
-  out.node = p.node;
-  out.idle = p.idle;
-  if (p.idle) out.idle_seconds = rec.idle_since_unix ? now - *rec.idle_since_unix : 0.0;
-  out.energy_joules = rec.joules;
+// The view's row of attribution.pods[k] (named by its index).
+AttributedPodLedger AttributedPodView(size_t k, const attribution::Pod& p, const PodRecord& rec,
+                                      double now) {
+  AttributedPodLedger out;
+  out.pod = static_cast<uint32_t>(k);
+  if (p.idle) {
+    out.idle_known = true;
+    out.idle = *p.idle;
+    out.idle_seconds = rec.idle_since_unix ? now - *rec.idle_since_unix : 0.0;
+  }
+  if (rec.joules) {
+    out.energy_known = true;
+    out.energy_joules = *rec.joules;
+  }
   return out;
 }
 
@@ -176,14 +183,21 @@ LedgerView Ledger::Record(const attribution::Attribution& a, double now,
   view.cluster = a.cluster;
   view.recorded_unix = now;
   std::map<kube::PodId, PodRecord> pods;
-  for (const attribution::Pod& p : a.pods) {
+  view.attributed_pods.reserve(a.pods.size());
+  for (size_t k = 0; k < a.pods.size(); ++k) {
+    const attribution::Pod& p = a.pods[k];
     PodRecord rec = RecordPod(state_, p, UidOf(in_cluster, p.id), now, params_.max_gap_seconds);
-    view.pods.push_back(AttributedPodView(p, rec, now));
+    view.attributed_pods.push_back(AttributedPodView(k, p, rec, now));
     pods.emplace(p.id, std::move(rec));
   }
-  if (in_cluster) KeepUnattributedPods(state_, *in_cluster, now, pods, view.pods);
-  std::sort(view.pods.begin(), view.pods.end(),
-            [](const PodLedger& x, const PodLedger& y) { return x.id < y.id; });
+  // Kept pods come in the state's order (by id); attributed ones in the attribution's, which is
+  // by id too unless a caller built it otherwise.
+  if (in_cluster) KeepUnattributedPods(state_, *in_cluster, now, pods, view.other_pods);
+  const auto by_id = [&](const AttributedPodLedger& x, const AttributedPodLedger& y) {
+    return a.pods[x.pod].id < a.pods[y.pod].id;
+  };
+  if (!std::is_sorted(view.attributed_pods.begin(), view.attributed_pods.end(), by_id))
+    std::sort(view.attributed_pods.begin(), view.attributed_pods.end(), by_id);
   state_.pods = std::move(pods);
   ForgetStaleNamespaces(state_.namespaces, now, params_.namespace_retention_seconds);
   view.namespaces = NamespaceViews(state_.namespaces, now, params_.energy_mark_seconds);

@@ -27,25 +27,31 @@ constexpr FamilySpec kNamespaceEnergy{
 
 constexpr FamilySpec kFamilies[] = {kIdle, kIdleSeconds, kPodEnergy, kNamespaceEnergy};
 
-Labels PodNodeLabels(const std::string& cluster, const ledger::PodLedger& p) {
+Labels PodNodeLabels(const std::string& cluster, const ledger::PodLedgerRef& p) {
   return Labels{
       {"cluster", cluster}, {"namespace", p.id.namespace_}, {"node", p.node}, {"pod", p.id.name}};
 }
 
 void Build(const model::Snapshot& s, FamilyWriter& w) {
   for (const model::ClusterSnapshot& c : s.clusters)
-    if (c.latest.output) WriteLedger(c.latest.output->ledger, w);
+    if (c.latest.output) WriteLedger(c.latest.output->ledger, c.latest.output->attribution.pods, w);
 }
 
 }  // namespace
 
-void WriteLedger(const ledger::LedgerView& v, FamilyWriter& w) {
-  for (const ledger::PodLedger& p : v.pods)
+// Family by family, each over the pods in pod order (ForEachPodLedger).
+void WriteLedger(const ledger::LedgerView& v, const std::vector<attribution::Pod>& pods,
+                 FamilyWriter& w) {
+  using ledger::PodLedgerRef;
+  ledger::ForEachPodLedger(v, pods, [&](const PodLedgerRef& p) {
     if (p.idle) w.Add(kIdle, PodNodeLabels(v.cluster, p), *p.idle ? 1 : 0);
-  for (const ledger::PodLedger& p : v.pods)
+  });
+  ledger::ForEachPodLedger(v, pods, [&](const PodLedgerRef& p) {
     AddKnown(w, kIdleSeconds, PodNodeLabels(v.cluster, p), p.idle_seconds);
-  for (const ledger::PodLedger& p : v.pods)
+  });
+  ledger::ForEachPodLedger(v, pods, [&](const PodLedgerRef& p) {
     AddKnown(w, kPodEnergy, PodNodeLabels(v.cluster, p), p.energy_joules);
+  });
   for (const ledger::NamespaceLedger& n : v.namespaces)
     w.Add(kNamespaceEnergy, Labels{{"cluster", v.cluster}, {"namespace", n.name}}, n.energy_joules);
 }

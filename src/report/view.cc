@@ -2,6 +2,7 @@
 #include "gpuattr/report/view.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <tuple>
@@ -85,13 +86,20 @@ void AddNamespaces(const std::string& cluster, const model::CycleOutput& out, St
 }
 
 void AddPods(const std::string& cluster, const model::CycleOutput& out, StatusView& v) {
-  std::map<kube::PodId, const ledger::PodLedger*> ledger;
-  for (const ledger::PodLedger& p : out.ledger.pods) ledger[p.id] = &p;
+  // The ledger's row of each pod by id; its names live in `out` (attribution.pods or the view).
+  struct LedgerRow {
+    const std::string* node;
+    std::optional<double> idle_seconds, energy_joules;
+  };
+  std::map<std::reference_wrapper<const kube::PodId>, LedgerRow, std::less<kube::PodId>> rows;
+  ledger::ForEachPodLedger(out.ledger, out.attribution.pods, [&](const ledger::PodLedgerRef& l) {
+    rows.insert_or_assign(std::cref(l.id), LedgerRow{&l.node, l.idle_seconds, l.energy_joules});
+  });
   for (const attribution::Pod& p : out.attribution.pods) {
     PodRow r{cluster, &p, std::nullopt, std::nullopt};
-    if (auto it = ledger.find(p.id); it != ledger.end() && it->second->node == p.node) {
-      r.idle_seconds = it->second->idle_seconds;
-      r.energy_joules = it->second->energy_joules;
+    if (auto it = rows.find(p.id); it != rows.end() && *it->second.node == p.node) {
+      r.idle_seconds = it->second.idle_seconds;
+      r.energy_joules = it->second.energy_joules;
     }
     v.pods.push_back(std::move(r));
   }

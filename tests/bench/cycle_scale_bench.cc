@@ -366,6 +366,24 @@ void BM_Accounting(benchmark::State& state) {
   Counters(state);
 }
 
+// The ledger's Record alone (idle runs and energy), as RunStages runs it on each cycle's
+// attribution, with every pod still in the cluster. Counter: the heap its view of the pods
+// holds (the published output keeps one while the next cycle builds another).
+void BM_LedgerRecord(benchmark::State& state) {
+  const Cluster& c = Synthetic();
+  const attribution::Attribution a =
+      attribution::Attribute({"scale", c.objects, ParseAndRead(c), {}});
+  ledger::PodUids in_cluster;
+  for (const auto& [key, pod] : c.objects.pods) in_cluster.emplace(pod.Id(), pod.uid);
+  ledger::Ledger ledger;
+  double now = 1764460800;
+  for (auto _ : state) benchmark::DoNotOptimize(ledger.Record(a, now += 20, &in_cluster));
+  const double heap_before = HeapInUseMiB();
+  const ledger::LedgerView view = ledger.Record(a, now += 20, &in_cluster);
+  state.counters["ledger_view_heap_MiB"] = HeapInUseMiB() - heap_before;
+  Counters(state);
+}
+
 // Of which each card's shares (a pure function of the cycle's attribution and allocation).
 void BM_ShareCards(benchmark::State& state) {
   const Cluster& c = Synthetic();
@@ -428,6 +446,7 @@ BENCHMARK(BM_Accounting)->Unit(benchmark::kMillisecond);
 // (docs/performance.md "Counting instructions").
 BENCHMARK(BM_Accounting)->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Accounting)->Iterations(3)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_LedgerRecord)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ShareCards)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RunStagesPriced)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RenderMetrics)->Unit(benchmark::kMillisecond);

@@ -173,8 +173,13 @@ TEST(StateCodec, ReadsFilesWrittenBeforeUidsAndObservationTimes) {
   attr.pods.push_back(p);
   const PodUids uids = {{{"ml", "a"}, "uid-a"}};
   LedgerView v = ledger.Record(attr, 1020.5, &uids);
-  EXPECT_EQ(v.pods[0].idle_seconds, 120.5);
-  EXPECT_DOUBLE_EQ(*v.pods[0].energy_joules, 50 + 2000);
+  std::vector<PodLedgerRef> rows;
+  ForEachPodLedger(v, attr.pods, [&](const PodLedgerRef& r) { rows.push_back(r); });
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].id, p.id);
+  EXPECT_EQ(rows[0].idle_seconds, 120.5);
+  ASSERT_TRUE(rows[0].energy_joules);
+  EXPECT_DOUBLE_EQ(*rows[0].energy_joules, 50 + 2000);
   EXPECT_EQ(ledger.state().pods.at({"ml", "a"}).uid, "uid-a");
 }
 
@@ -468,10 +473,14 @@ TEST(StateFile, ARestartKeepsTheIdleRunAndTheCounters) {
   }
   auto f = StateFile::Open(path, true);
   Ledger restarted(LedgerParams{}, f->Load("kind-gpu"));
-  LedgerView v = restarted.Record(OnePod(100, true), 1060);  // one missed cycle while restarting
-  ASSERT_EQ(v.pods.size(), 1u);
-  EXPECT_EQ(v.pods[0].idle_seconds, 60.0);
-  EXPECT_DOUBLE_EQ(*v.pods[0].energy_joules, 6000);
+  const attribution::Attribution a = OnePod(100, true);
+  LedgerView v = restarted.Record(a, 1060);  // one missed cycle while restarting
+  std::vector<PodLedgerRef> rows;
+  ForEachPodLedger(v, a.pods, [&](const PodLedgerRef& r) { rows.push_back(r); });
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].idle_seconds, 60.0);
+  ASSERT_TRUE(rows[0].energy_joules);
+  EXPECT_DOUBLE_EQ(*rows[0].energy_joules, 6000);
   ASSERT_EQ(v.namespaces.size(), 1u);
   EXPECT_DOUBLE_EQ(v.namespaces[0].energy_joules, 6000);
 }

@@ -35,14 +35,37 @@ Attribution Attr(std::vector<Pod> pods) {
   return a;
 }
 
-const PodLedger* FindPod(const LedgerView& v, const std::string& ns, const std::string& name) {
-  for (const PodLedger& p : v.pods)
-    if (p.id == kube::PodId{ns, name}) return &p;
-  return nullptr;
+// A cycle's view with the attribution it was recorded from (its pod rows index into it).
+struct Recorded {
+  Attribution attribution;
+  LedgerView view;
+};
+
+Recorded Record(Ledger& ledger, Attribution a, double now, const PodUids* in_cluster = nullptr) {
+  Recorded r{std::move(a), {}};
+  r.view = ledger.Record(r.attribution, now, in_cluster);
+  return r;
 }
 
-std::optional<double> NamespaceJoules(const LedgerView& v, const std::string& ns) {
-  for (const NamespaceLedger& n : v.namespaces)
+// Every pod's row as a reader sees it (ForEachPodLedger), in its order, with its names copied.
+std::vector<PodLedger> Rows(const LedgerView& v, const std::vector<Pod>& pods) {
+  std::vector<PodLedger> out;
+  ForEachPodLedger(v, pods, [&](const PodLedgerRef& r) {
+    out.push_back({r.id, r.node, r.idle, r.idle_seconds, r.energy_joules});
+  });
+  return out;
+}
+std::vector<PodLedger> Rows(const Recorded& r) { return Rows(r.view, r.attribution.pods); }
+
+std::optional<PodLedger> FindPod(const Recorded& r, const std::string& ns,
+                                 const std::string& name) {
+  for (const PodLedger& p : Rows(r))
+    if (p.id == kube::PodId{ns, name}) return p;
+  return std::nullopt;
+}
+
+std::optional<double> NamespaceJoules(const Recorded& r, const std::string& ns) {
+  for (const NamespaceLedger& n : r.view.namespaces)
     if (n.name == ns) return n.energy_joules;
   return std::nullopt;
 }
@@ -61,9 +84,9 @@ TEST(LedgerIdle, PodIdleForThreeCyclesReportsTheRunLength) {
   std::vector<double> seen;
   for (int cycle = 0; cycle < 3; ++cycle) {
     if (cycle > 0) clock.Advance(std::chrono::seconds(20));
-    LedgerView v = ledger.Record(idle, WallSeconds(clock));
-    const PodLedger* p = FindPod(v, "a", "x");
-    ASSERT_NE(p, nullptr);
+    Recorded v = Record(ledger, idle, WallSeconds(clock));
+    const std::optional<PodLedger> p = FindPod(v, "a", "x");
+    ASSERT_TRUE(p);
     EXPECT_EQ(p->idle, true);
     ASSERT_TRUE(p->idle_seconds.has_value());
     seen.push_back(*p->idle_seconds);
@@ -76,12 +99,12 @@ TEST(LedgerIdle, OneBusyCycleResetsTheRun) {
   Ledger ledger;
   ledger.Record(Attr({MakePod("a", "x", 50, true)}), 1000);
   ledger.Record(Attr({MakePod("a", "x", 50, true)}), 1020);
-  LedgerView busy = ledger.Record(Attr({MakePod("a", "x", 50, false)}), 1040);
+  Recorded busy = Record(ledger, Attr({MakePod("a", "x", 50, false)}), 1040);
   EXPECT_EQ(FindPod(busy, "a", "x")->idle, false);
   EXPECT_EQ(FindPod(busy, "a", "x")->idle_seconds, 0.0);  // known: not idle, a run of 0
-  LedgerView again = ledger.Record(Attr({MakePod("a", "x", 50, true)}), 1060);
+  Recorded again = Record(ledger, Attr({MakePod("a", "x", 50, true)}), 1060);
   EXPECT_EQ(FindPod(again, "a", "x")->idle_seconds, 0.0);
-  LedgerView later = ledger.Record(Attr({MakePod("a", "x", 50, true)}), 1080);
+  Recorded later = Record(ledger, Attr({MakePod("a", "x", 50, true)}), 1080);
   EXPECT_EQ(FindPod(later, "a", "x")->idle_seconds, 20.0);
 }
 
@@ -89,10 +112,10 @@ TEST(LedgerIdle, OneBusyCycleResetsTheRun) {
 TEST(LedgerIdle, UnknownIdlenessIsAbsentAndKeepsTheRun) {
   Ledger ledger;
   ledger.Record(Attr({MakePod("a", "x", 50, true)}), 1000);
-  LedgerView unknown = ledger.Record(Attr({MakePod("a", "x", 50, std::nullopt)}), 1020);
+  Recorded unknown = Record(ledger, Attr({MakePod("a", "x", 50, std::nullopt)}), 1020);
   EXPECT_FALSE(FindPod(unknown, "a", "x")->idle.has_value());
   EXPECT_FALSE(FindPod(unknown, "a", "x")->idle_seconds.has_value());
-  LedgerView idle = ledger.Record(Attr({MakePod("a", "x", 50, true)}), 1040);
+  Recorded idle = Record(ledger, Attr({MakePod("a", "x", 50, true)}), 1040);
   EXPECT_EQ(FindPod(idle, "a", "x")->idle_seconds, 40.0);  // the run since 1000 goes on
 }
 
@@ -104,16 +127,16 @@ TEST(LedgerIdle, AMissingPodKeepsItsRunAcrossAShortGap) {
   ledger.Record(Attr({MakePod("a", "x", 50, true), MakePod("a", "y", 9)}), 1000, &cluster);
   ledger.Record(Attr({MakePod("a", "x", 50, true), MakePod("a", "y", 9)}), 1020, &cluster);
   for (double t : {1040.0, 1060.0}) {
-    LedgerView gap = ledger.Record(Attr({MakePod("a", "y", 9)}), t, &cluster);
-    ASSERT_NE(FindPod(gap, "a", "x"), nullptr);
+    Recorded gap = Record(ledger, Attr({MakePod("a", "y", 9)}), t, &cluster);
+    ASSERT_TRUE(FindPod(gap, "a", "x"));
     EXPECT_FALSE(FindPod(gap, "a", "x")->idle_seconds.has_value());  // unknown, not 0
     EXPECT_EQ(ledger.state().pods.at({"a", "x"}).idle_since_unix, 1000.0);
   }
-  LedgerView back = ledger.Record(Attr({MakePod("a", "x", 50, true)}), 1080, &cluster);
+  Recorded back = Record(ledger, Attr({MakePod("a", "x", 50, true)}), 1080, &cluster);
   EXPECT_EQ(FindPod(back, "a", "x")->idle_seconds, 80.0);
-  LedgerView busy = ledger.Record(Attr({MakePod("a", "x", 50, false)}), 1100, &cluster);
+  Recorded busy = Record(ledger, Attr({MakePod("a", "x", 50, false)}), 1100, &cluster);
   EXPECT_EQ(FindPod(busy, "a", "x")->idle_seconds, 0.0);
-  LedgerView again = ledger.Record(Attr({MakePod("a", "x", 50, true)}), 1120, &cluster);
+  Recorded again = Record(ledger, Attr({MakePod("a", "x", 50, true)}), 1120, &cluster);
   EXPECT_EQ(FindPod(again, "a", "x")->idle_seconds, 0.0);
 }
 
@@ -124,19 +147,19 @@ TEST(LedgerIdle, AnUnknownSpellLongerThanTheBoundRestartsTheRun) {
   const PodUids cluster = {{{"a", "x"}, "uid-x"}};
   ledger.Record(Attr({MakePod("a", "x", 50, true)}), 1000, &cluster);
   for (double t = 1020; t <= 1300; t += 20) ledger.Record(Attr({}), t, &cluster);
-  LedgerView within = ledger.Record(Attr({MakePod("a", "x", 50, true)}), 1300, &cluster);
+  Recorded within = Record(ledger, Attr({MakePod("a", "x", 50, true)}), 1300, &cluster);
   EXPECT_EQ(FindPod(within, "a", "x")->idle_seconds, 300.0);  // exactly the bound: kept
   for (double t = 1320; t <= 1600; t += 20) ledger.Record(Attr({}), t, &cluster);
-  LedgerView after = ledger.Record(Attr({MakePod("a", "x", 50, true)}), 1601, &cluster);
+  Recorded after = Record(ledger, Attr({MakePod("a", "x", 50, true)}), 1601, &cluster);
   EXPECT_EQ(FindPod(after, "a", "x")->idle_seconds, 0.0);
 }
 
 TEST(LedgerIdle, AGapLongerThanTheBoundRestartsTheRun) {
   Ledger ledger(LedgerParams{.max_gap_seconds = 300});
   ledger.Record(Attr({MakePod("a", "x", 50, true)}), 1000);
-  LedgerView within = ledger.Record(Attr({MakePod("a", "x", 50, true)}), 1300);
+  Recorded within = Record(ledger, Attr({MakePod("a", "x", 50, true)}), 1300);
   EXPECT_EQ(FindPod(within, "a", "x")->idle_seconds, 300.0);
-  LedgerView after_gap = ledger.Record(Attr({MakePod("a", "x", 50, true)}), 1601);
+  Recorded after_gap = Record(ledger, Attr({MakePod("a", "x", 50, true)}), 1601);
   EXPECT_EQ(FindPod(after_gap, "a", "x")->idle_seconds, 0.0);
 }
 
@@ -147,11 +170,11 @@ TEST(LedgerEnergy, ConstantHundredWattsForSixtySecondsGainsSixThousandJoules) {
   FakeClock clock;
   Ledger ledger;
   const Attribution a = Attr({MakePod("a", "x", 100)});
-  LedgerView v = ledger.Record(a, WallSeconds(clock));
+  Recorded v = Record(ledger, a, WallSeconds(clock));
   EXPECT_EQ(FindPod(v, "a", "x")->energy_joules, 0.0);  // the counter starts at 0
   for (int i = 0; i < 4; ++i) {  // 20 s, 10 s, 15 s and 15 s: uneven cycles, 60 s in all
     clock.Advance(std::chrono::seconds(i == 0 ? 20 : i == 1 ? 10 : 15));
-    v = ledger.Record(a, WallSeconds(clock));
+    v = Record(ledger, a, WallSeconds(clock));
   }
   ASSERT_TRUE(FindPod(v, "a", "x")->energy_joules.has_value());
   EXPECT_DOUBLE_EQ(*FindPod(v, "a", "x")->energy_joules, 6000);
@@ -161,28 +184,28 @@ TEST(LedgerEnergy, ConstantHundredWattsForSixtySecondsGainsSixThousandJoules) {
 TEST(LedgerEnergy, ChangingPowerIsIntegratedWithTheTrapezoidRule) {
   Ledger ledger;
   ledger.Record(Attr({MakePod("a", "x", 100)}), 1000);
-  LedgerView v = ledger.Record(Attr({MakePod("a", "x", 200)}), 1010);
+  Recorded v = Record(ledger, Attr({MakePod("a", "x", 200)}), 1010);
   EXPECT_DOUBLE_EQ(*FindPod(v, "a", "x")->energy_joules, 1500);
 }
 
 TEST(LedgerEnergy, AGapLongerThanTheBoundAddsNothing) {
   Ledger ledger(LedgerParams{.max_gap_seconds = 300});
   ledger.Record(Attr({MakePod("a", "x", 100)}), 1000);
-  LedgerView v = ledger.Record(Attr({MakePod("a", "x", 100)}), 1020);
+  Recorded v = Record(ledger, Attr({MakePod("a", "x", 100)}), 1020);
   EXPECT_DOUBLE_EQ(*FindPod(v, "a", "x")->energy_joules, 2000);
-  v = ledger.Record(Attr({MakePod("a", "x", 100)}), 1020 + 301);  // gpuattr was down 5 min
+  v = Record(ledger, Attr({MakePod("a", "x", 100)}), 1020 + 301);  // gpuattr was down 5 min
   EXPECT_DOUBLE_EQ(*FindPod(v, "a", "x")->energy_joules, 2000);
-  v = ledger.Record(Attr({MakePod("a", "x", 100)}), 1020 + 301 + 10);  // counting again
+  v = Record(ledger, Attr({MakePod("a", "x", 100)}), 1020 + 301 + 10);  // counting again
   EXPECT_DOUBLE_EQ(*FindPod(v, "a", "x")->energy_joules, 3000);
 }
 
 TEST(LedgerEnergy, AClockGoingBackwardsAddsNothing) {
   Ledger ledger;
   ledger.Record(Attr({MakePod("a", "x", 100, true)}), 1000);
-  LedgerView v = ledger.Record(Attr({MakePod("a", "x", 100, true)}), 990);
+  Recorded v = Record(ledger, Attr({MakePod("a", "x", 100, true)}), 990);
   EXPECT_DOUBLE_EQ(*FindPod(v, "a", "x")->energy_joules, 0);
   EXPECT_EQ(FindPod(v, "a", "x")->idle_seconds, 0.0);  // never negative
-  v = ledger.Record(Attr({MakePod("a", "x", 100, true)}), 1000);
+  v = Record(ledger, Attr({MakePod("a", "x", 100, true)}), 1000);
   EXPECT_DOUBLE_EQ(*FindPod(v, "a", "x")->energy_joules, 1000);
 }
 
@@ -192,9 +215,9 @@ TEST(LedgerEnergy, UnknownPowerKeepsTheCounterAndTheLastPower) {
   Ledger ledger;
   ledger.Record(Attr({MakePod("a", "x", 100)}), 1000);
   ledger.Record(Attr({MakePod("a", "x", 100)}), 1010);  // 1000 J
-  LedgerView v = ledger.Record(Attr({MakePod("a", "x", std::nullopt)}), 1020);
+  Recorded v = Record(ledger, Attr({MakePod("a", "x", std::nullopt)}), 1020);
   EXPECT_DOUBLE_EQ(*FindPod(v, "a", "x")->energy_joules, 1000);  // nothing invented meanwhile
-  v = ledger.Record(Attr({MakePod("a", "x", 300)}), 1030);
+  v = Record(ledger, Attr({MakePod("a", "x", 300)}), 1030);
   EXPECT_DOUBLE_EQ(*FindPod(v, "a", "x")->energy_joules, 1000 + (100 + 300) / 2.0 * 20);
   EXPECT_DOUBLE_EQ(*NamespaceJoules(v, "a"), 5000);
 }
@@ -205,23 +228,23 @@ TEST(LedgerEnergy, AMissingPodLosesNoEnergyAcrossAShortGap) {
   const PodUids cluster = {{{"a", "x"}, "uid-x"}};
   ledger.Record(Attr({MakePod("a", "x", 100)}), 1000, &cluster);
   ledger.Record(Attr({}), 1020, &cluster);
-  LedgerView gap = ledger.Record(Attr({}), 1040, &cluster);
+  Recorded gap = Record(ledger, Attr({}), 1040, &cluster);
   EXPECT_DOUBLE_EQ(*FindPod(gap, "a", "x")->energy_joules, 0);
-  LedgerView back = ledger.Record(Attr({MakePod("a", "x", 100)}), 1060, &cluster);
+  Recorded back = Record(ledger, Attr({MakePod("a", "x", 100)}), 1060, &cluster);
   EXPECT_DOUBLE_EQ(*FindPod(back, "a", "x")->energy_joules, 6000);
   // Missing for longer than the bound: that stretch adds nothing, counting resumes afterwards.
   for (double t = 1080; t <= 1380; t += 20) ledger.Record(Attr({}), t, &cluster);
-  LedgerView late = ledger.Record(Attr({MakePod("a", "x", 100)}), 1400, &cluster);
+  Recorded late = Record(ledger, Attr({MakePod("a", "x", 100)}), 1400, &cluster);
   EXPECT_DOUBLE_EQ(*FindPod(late, "a", "x")->energy_joules, 6000);
-  late = ledger.Record(Attr({MakePod("a", "x", 100)}), 1410, &cluster);
+  late = Record(ledger, Attr({MakePod("a", "x", 100)}), 1410, &cluster);
   EXPECT_DOUBLE_EQ(*FindPod(late, "a", "x")->energy_joules, 7000);
 }
 
 TEST(LedgerEnergy, APodWhosePowerWasNeverKnownHasNoCounter) {
   Ledger ledger;
   ledger.Record(Attr({MakePod("a", "x", std::nullopt)}), 1000);
-  LedgerView v = ledger.Record(Attr({MakePod("a", "x", std::nullopt)}), 1020);
-  ASSERT_NE(FindPod(v, "a", "x"), nullptr);
+  Recorded v = Record(ledger, Attr({MakePod("a", "x", std::nullopt)}), 1020);
+  ASSERT_TRUE(FindPod(v, "a", "x"));
   EXPECT_FALSE(FindPod(v, "a", "x")->energy_joules.has_value());
   EXPECT_FALSE(NamespaceJoules(v, "a").has_value());
 }
@@ -244,12 +267,12 @@ TEST(LedgerEnergy, NamespaceCounterIsMonotonicWhilePodsComeAndGo) {
   bool a_lost_a_pod = false;
   for (size_t i = 0; i < cycles.size(); ++i, t += 10) {
     SCOPED_TRACE("cycle " + std::to_string(i));
-    LedgerView v = ledger.Record(cycles[i], t);
+    Recorded v = Record(ledger, cycles[i], t);
     const double a = NamespaceJoules(v, "a").value_or(-1);
     EXPECT_GE(a, previous);
     previous = a;
     double sum_a = 0, sum_b = 0;
-    for (const PodLedger& p : v.pods)
+    for (const PodLedger& p : Rows(v))
       (p.id.namespace_ == "a" ? sum_a : sum_b) += p.energy_joules.value_or(0);
     a_lost_a_pod |= i == 2;
     if (!a_lost_a_pod) {
@@ -265,8 +288,8 @@ TEST(LedgerPods, APodThatLeftIsDroppedButItsJoulesStayInTheNamespace) {
   Ledger ledger;
   ledger.Record(Attr({MakePod("a", "x", 100), MakePod("a", "y", 100)}), 1000);
   ledger.Record(Attr({MakePod("a", "x", 100), MakePod("a", "y", 100)}), 1010);
-  LedgerView v = ledger.Record(Attr({MakePod("a", "y", 100)}), 1020);
-  EXPECT_EQ(FindPod(v, "a", "x"), nullptr);
+  Recorded v = Record(ledger, Attr({MakePod("a", "y", 100)}), 1020);
+  EXPECT_FALSE(FindPod(v, "a", "x"));
   EXPECT_EQ(ledger.state().pods.count(kube::PodId{"a", "x"}), 0u);
   EXPECT_DOUBLE_EQ(*NamespaceJoules(v, "a"), 1000 + 2000);
 }
@@ -277,14 +300,14 @@ TEST(LedgerPods, APodStillInTheClusterButNotAttributedKeepsItsRecord) {
   ledger.Record(Attr({MakePod("a", "x", 100, true), MakePod("a", "y", 10)}), 1000, &cluster);
   ledger.Record(Attr({MakePod("a", "x", 100, true), MakePod("a", "y", 10)}), 1010, &cluster);
   // x's exporter did not answer this cycle: x is still in the cluster.
-  LedgerView v = ledger.Record(Attr({MakePod("a", "y", 10)}), 1020, &cluster);
-  const PodLedger* x = FindPod(v, "a", "x");
-  ASSERT_NE(x, nullptr);
+  Recorded v = Record(ledger, Attr({MakePod("a", "y", 10)}), 1020, &cluster);
+  const std::optional<PodLedger> x = FindPod(v, "a", "x");
+  ASSERT_TRUE(x);
   EXPECT_DOUBLE_EQ(*x->energy_joules, 1000);
   EXPECT_FALSE(x->idle.has_value());
   EXPECT_FALSE(x->idle_seconds.has_value());
   // Back: the idle run goes on and the unseen interval is integrated from the last known power.
-  v = ledger.Record(Attr({MakePod("a", "x", 100, true), MakePod("a", "y", 10)}), 1030, &cluster);
+  v = Record(ledger, Attr({MakePod("a", "x", 100, true), MakePod("a", "y", 10)}), 1030, &cluster);
   EXPECT_DOUBLE_EQ(*FindPod(v, "a", "x")->energy_joules, 3000);
   EXPECT_EQ(FindPod(v, "a", "x")->idle_seconds, 30.0);
   EXPECT_DOUBLE_EQ(*NamespaceJoules(v, "a"), 3000 + 300);  // Σ pods: none left
@@ -298,7 +321,7 @@ TEST(LedgerPods, ARecreatedPodWithTheSameNameStartsFresh) {
   ledger.Record(Attr({MakePod("a", "x", 100, true)}), 1000, &first);
   ledger.Record(Attr({MakePod("a", "x", 100, true)}), 1020, &first);
   const PodUids second = {{{"a", "x"}, "uid-2"}};
-  LedgerView v = ledger.Record(Attr({MakePod("a", "x", 100, true)}), 1040, &second);
+  Recorded v = Record(ledger, Attr({MakePod("a", "x", 100, true)}), 1040, &second);
   EXPECT_EQ(FindPod(v, "a", "x")->idle_seconds, 0.0);
   EXPECT_DOUBLE_EQ(*FindPod(v, "a", "x")->energy_joules, 0);
   EXPECT_DOUBLE_EQ(*NamespaceJoules(v, "a"), 2000);  // the first pod's joules stay
@@ -313,11 +336,11 @@ TEST(LedgerPods, ARecreatedPodNotYetAttributedDropsTheOldRecord) {
   ledger.Record(Attr({MakePod("a", "x", 100, true)}), 1000, &first);
   ledger.Record(Attr({MakePod("a", "x", 100, true)}), 1020, &first);
   const PodUids second = {{{"a", "x"}, "uid-2"}};
-  LedgerView v = ledger.Record(Attr({}), 1040, &second);
-  EXPECT_EQ(FindPod(v, "a", "x"), nullptr);
+  Recorded v = Record(ledger, Attr({}), 1040, &second);
+  EXPECT_FALSE(FindPod(v, "a", "x"));
   EXPECT_EQ(ledger.state().pods.count({"a", "x"}), 0u);
   EXPECT_DOUBLE_EQ(*NamespaceJoules(v, "a"), 2000);
-  v = ledger.Record(Attr({MakePod("a", "x", 100, true)}), 1060, &second);
+  v = Record(ledger, Attr({MakePod("a", "x", 100, true)}), 1060, &second);
   EXPECT_EQ(FindPod(v, "a", "x")->idle_seconds, 0.0);
   EXPECT_DOUBLE_EQ(*FindPod(v, "a", "x")->energy_joules, 0);
 }
@@ -326,7 +349,7 @@ TEST(LedgerPods, APodOnAnotherNodeIsANewPod) {
   Ledger ledger;
   ledger.Record(Attr({MakePod("a", "x", 100, true, "n1")}), 1000);
   ledger.Record(Attr({MakePod("a", "x", 100, true, "n1")}), 1010);
-  LedgerView v = ledger.Record(Attr({MakePod("a", "x", 100, true, "n2")}), 1020);
+  Recorded v = Record(ledger, Attr({MakePod("a", "x", 100, true, "n2")}), 1020);
   EXPECT_EQ(FindPod(v, "a", "x")->node, "n2");
   EXPECT_DOUBLE_EQ(*FindPod(v, "a", "x")->energy_joules, 0);
   EXPECT_EQ(FindPod(v, "a", "x")->idle_seconds, 0.0);
@@ -337,40 +360,113 @@ TEST(LedgerPods, ANamespaceWithoutPodsIsForgottenAfterTheRetention) {
   Ledger ledger(LedgerParams{.max_gap_seconds = 300, .namespace_retention_seconds = 3600});
   ledger.Record(Attr({MakePod("a", "x", 100), MakePod("b", "z", 1)}), 1000);
   ledger.Record(Attr({MakePod("a", "x", 100), MakePod("b", "z", 1)}), 1010);
-  LedgerView v = ledger.Record(Attr({MakePod("b", "z", 1)}), 1010 + 3600);
+  Recorded v = Record(ledger, Attr({MakePod("b", "z", 1)}), 1010 + 3600);
   EXPECT_DOUBLE_EQ(NamespaceJoules(v, "a").value_or(-1), 1000);  // kept for the retention
-  v = ledger.Record(Attr({MakePod("b", "z", 1)}), 1010 + 3601);
+  v = Record(ledger, Attr({MakePod("b", "z", 1)}), 1010 + 3601);
   EXPECT_FALSE(NamespaceJoules(v, "a").has_value());
   EXPECT_TRUE(NamespaceJoules(v, "b").has_value());
 }
 
 TEST(LedgerView, CarriesTheClusterTimeAndSortedPods) {
   Ledger ledger;
-  LedgerView v = ledger.Record(Attr({MakePod("b", "z", 1), MakePod("a", "x", 1)}), 1234.5);
-  EXPECT_EQ(v.cluster, "c");
-  EXPECT_EQ(v.recorded_unix, 1234.5);
-  ASSERT_EQ(v.pods.size(), 2u);
-  EXPECT_EQ(v.pods[0].id.name, "x");
-  EXPECT_EQ(v.pods[1].id.name, "z");
+  Recorded v = Record(ledger, Attr({MakePod("b", "z", 1), MakePod("a", "x", 1)}), 1234.5);
+  EXPECT_EQ(v.view.cluster, "c");
+  EXPECT_EQ(v.view.recorded_unix, 1234.5);
+  const std::vector<PodLedger> rows = Rows(v);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].id.name, "x");
+  EXPECT_EQ(rows[1].id.name, "z");
   EXPECT_EQ(ledger.state().last_cycle_unix, 1234.5);
+}
+
+// A row as text, every field: ids, node, idle, idle seconds and joules ("-" when absent).
+std::string Text(const PodLedger& p) {
+  const auto known = [](const std::optional<double>& v) {
+    return v ? std::to_string(*v) : std::string("-");
+  };
+  return p.id.Text() + " " + p.node + " " + (p.idle ? (*p.idle ? "idle" : "busy") : "-") + " " +
+         known(p.idle_seconds) + " " + known(p.energy_joules);
+}
+
+std::vector<std::string> Texts(const std::vector<PodLedger>& rows) {
+  std::vector<std::string> out;
+  for (const PodLedger& p : rows) out.push_back(Text(p));
+  return out;
+}
+
+// The reader yields the rows a view with names in every row held (before attributed pods were
+// named by index): attributed pods by index, kept ones (a/k, b/a) with their names, in one pod
+// order; two pods named x on two nodes keep their own node. An index outside the attribution
+// the view is read with is skipped.
+TEST(LedgerView, TheReaderYieldsEveryRowInPodOrderAndSkipsIndicesOutOfRange) {
+  Ledger ledger;
+  const PodUids cluster = {{{"a", "k"}, "uk"}, {{"a", "x"}, "ux"},  {{"a", "y"}, "uy"},
+                           {{"b", "a"}, "ua"}, {{"b", "x"}, "ubx"}, {{"c", "z"}, "uz"}};
+  const auto first = [] {
+    return Attr({MakePod("a", "k", 20, true), MakePod("a", "x", 100, true),
+                 MakePod("a", "y", 50, false), MakePod("b", "a", 40, false, "n3"),
+                 MakePod("b", "x", 10, std::nullopt, "n2")});
+  };
+  Record(ledger, first(), 1000, &cluster);
+  Record(ledger, first(), 1010, &cluster);
+  // a/k and b/a are not attributed (their exporter did not answer); c/z comes without power.
+  const Recorded v = Record(
+      ledger,
+      Attr({MakePod("a", "x", 300, true), MakePod("a", "y", std::nullopt),
+            MakePod("b", "x", 10, std::nullopt, "n2"), MakePod("c", "z", std::nullopt, true)}),
+      1020, &cluster);
+  EXPECT_EQ(v.view.attributed_pods.size(), 4u);
+  EXPECT_EQ(v.view.other_pods.size(), 2u);
+  const std::vector<std::string> want = {
+      "a/k n1 - - 200.000000",              // 20 W over 10 s, then not attributed
+      "a/x n1 idle 20.000000 3000.000000",  // 1000 J, then (100 + 300) / 2 × 10
+      "a/y n1 busy 0.000000 500.000000",    // its power unknown since: kept
+      "b/a n3 - - 400.000000",
+      "b/x n2 - - 200.000000",   // idleness unknown
+      "c/z n1 idle 0.000000 -",  // no power ever: no counter
+  };
+  EXPECT_EQ(Texts(Rows(v)), want);
+
+  // Indices past the attribution, among the rows and at the end: skipped.
+  LedgerView stray = v.view;
+  stray.attributed_pods.insert(stray.attributed_pods.begin() + 1, {99, true, true, true, 1, 1});
+  stray.attributed_pods.push_back(
+      {static_cast<uint32_t>(v.attribution.pods.size()), false, false, true, 0, 7});
+  EXPECT_EQ(Texts(Rows(stray, v.attribution.pods)), want);
+  // Read with a shorter attribution (b/x and c/z are its indices 2 and 3): those rows go.
+  const std::vector<Pod> two(v.attribution.pods.begin(), v.attribution.pods.begin() + 2);
+  EXPECT_EQ(Texts(Rows(v.view, two)),
+            (std::vector<std::string>{want[0], want[1], want[2], want[3]}));
+}
+
+// An attribution not sorted by id (as a caller may build one): the rows still come by id.
+TEST(LedgerView, RowsComeByIdWhateverTheAttributionsOrder) {
+  Ledger ledger;
+  Attribution a;
+  a.cluster = "c";
+  a.pods = {MakePod("b", "z", 1), MakePod("a", "x", 1), MakePod("a", "w", 1, true, "n2")};
+  const Recorded v = Record(ledger, a, 1000);
+  EXPECT_EQ(Texts(Rows(v)), (std::vector<std::string>{"a/w n2 idle 0.000000 0.000000",
+                                                      "a/x n1 busy 0.000000 0.000000",
+                                                      "b/z n1 busy 0.000000 0.000000"}));
 }
 
 // --- energy over the last 24 h -------------------------------------------------------------------
 
-const NamespaceLedger* FindNamespace(const LedgerView& v, const std::string& ns) {
-  for (const NamespaceLedger& n : v.namespaces)
+const NamespaceLedger* FindNamespace(const Recorded& r, const std::string& ns) {
+  for (const NamespaceLedger& n : r.view.namespaces)
     if (n.name == ns) return &n;
   return nullptr;
 }
 
 TEST(LedgerEnergy24h, ShorterHistoryCountsEverythingSinceTheFirstCycle) {
   Ledger ledger;
-  LedgerView v = ledger.Record(Attr({MakePod("a", "x", 100)}), 1000);
+  Recorded v = Record(ledger, Attr({MakePod("a", "x", 100)}), 1000);
   ASSERT_NE(FindNamespace(v, "a"), nullptr);
   EXPECT_DOUBLE_EQ(FindNamespace(v, "a")->energy_24h_joules, 0);
   EXPECT_DOUBLE_EQ(FindNamespace(v, "a")->energy_window_seconds, 0);
   for (double t = 1060; t <= 1000 + 3 * 3600; t += 60)
-    v = ledger.Record(Attr({MakePod("a", "x", 100)}), t);
+    v = Record(ledger, Attr({MakePod("a", "x", 100)}), t);
   // 3 h at 100 W: the window is the ledger's age, the energy all of the counter.
   const NamespaceLedger* n = FindNamespace(v, "a");
   EXPECT_DOUBLE_EQ(n->energy_window_seconds, 3 * 3600);
@@ -382,12 +478,12 @@ TEST(LedgerEnergy24h, ShorterHistoryCountsEverythingSinceTheFirstCycle) {
 
 TEST(LedgerEnergy24h, AfterADayOnlyTheLast24HoursCount) {
   Ledger ledger;
-  LedgerView v;
+  Recorded v;
   // 200 W for the first 6 h, then 50 W: after 30 h, the last 24 h (6 h .. 30 h) are all at 50 W.
   double t = 0;
   for (; t <= 30 * 3600; t += 60) {
     const double watts = t < 6 * 3600 ? 200 : 50;
-    v = ledger.Record(Attr({MakePod("a", "x", watts)}), 1'000'000 + t);
+    v = Record(ledger, Attr({MakePod("a", "x", watts)}), 1'000'000 + t);
   }
   const NamespaceLedger* n = FindNamespace(v, "a");
   ASSERT_NE(n, nullptr);
@@ -405,7 +501,7 @@ TEST(LedgerEnergy24h, AfterADayOnlyTheLast24HoursCount) {
 TEST(LedgerEnergy24h, AClockThatWentBackwardsDropsMarksFromTheFuture) {
   Ledger ledger;
   for (double t = 0; t <= 3 * 3600; t += 60) ledger.Record(Attr({MakePod("a", "x", 10)}), 5000 + t);
-  LedgerView v = ledger.Record(Attr({MakePod("a", "x", 10)}), 5000 + 1800);
+  Recorded v = Record(ledger, Attr({MakePod("a", "x", 10)}), 5000 + 1800);
   for (const EnergyMark& m : ledger.state().namespaces.at("a").marks)
     EXPECT_LE(m.unix, 5000 + 1800);
   EXPECT_GE(FindNamespace(v, "a")->energy_24h_joules, 0);
@@ -416,7 +512,7 @@ TEST(LedgerEnergy24h, MarksSurviveARestartThroughTheState) {
   Ledger first;
   for (double t = 0; t <= 2 * 3600; t += 60) first.Record(Attr({MakePod("a", "x", 100)}), t);
   Ledger second(LedgerParams{}, first.state());
-  LedgerView v = second.Record(Attr({MakePod("a", "x", 100)}), 2 * 3600 + 60);
+  Recorded v = Record(second, Attr({MakePod("a", "x", 100)}), 2 * 3600 + 60);
   EXPECT_DOUBLE_EQ(FindNamespace(v, "a")->energy_window_seconds, 2 * 3600 + 60);
   EXPECT_NEAR(FindNamespace(v, "a")->energy_24h_joules, 100.0 * (2 * 3600 + 60), 1e-6);
 }

@@ -121,7 +121,11 @@ model::ClusterSnapshot Cluster(const std::string& name = "lab") {
   out.allocation.pending = {waiting};
 
   out.ledger.namespaces = {{"a", 9e6, 3.6e6, 86400}, {"b", 100, 50, 7200}, {"gone", 5, 5, 60}};
-  out.ledger.pods = {{nb.id, "n1", true, 3600.0, 10.0}, {nb2.id, "n1", true, 60.0, 20.0}};
+  // nb and nb2 by their index in a.pods, as the ledger names attributed pods; a kept pod that is
+  // not attributed has a named row, and no row of the status view.
+  out.ledger.attributed_pods = {{1, true, true, true, 3600.0, 10.0},
+                                {2, true, true, true, 60.0, 20.0}};
+  out.ledger.other_pods = {{{"b", "kept"}, "n1", std::nullopt, std::nullopt, 5.0}};
 
   auto report = std::make_shared<discovery::DiscoveryReport>();
   report->cluster = name;

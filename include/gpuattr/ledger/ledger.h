@@ -52,12 +52,36 @@ struct LedgerParams {
   std::vector<std::string> namespace_labels{"team"};
 };
 
+// A pod's idle run and energy counter with its names: a pod kept but not attributed this cycle
+// (LedgerView::other_pods).
 struct PodLedger {
   kube::PodId id;
   std::string node;
   std::optional<bool> idle;             // as the attribution said; absent when unknown
   std::optional<double> idle_seconds;   // current idle run; 0 when busy; absent when unknown
   std::optional<double> energy_joules;  // absent until the pod's power was known once
+};
+
+// The same for a pod attributed this cycle (LedgerView::attributed_pods), named by the cycle's
+// own attribution: its namespace, name and node are those of attribution.pods[pod] (16,000 pods
+// at 1,000 nodes, and two views alive at once: docs/performance.md). Flags instead of optionals
+// keep it at 24 bytes: they fill the index's padding.
+struct AttributedPodLedger {
+  uint32_t pod = 0;           // index into the cycle's attribution.pods
+  bool idle_known = false;    // idle and idle_seconds are known (attribution.pods[pod].idle is)
+  bool idle = false;          // as the attribution said
+  bool energy_known = false;  // the pod's power was known once
+  double idle_seconds = 0;    // current idle run; 0 when busy
+  double energy_joules = 0;
+};
+
+// One pod's row as a reader sees it (ForEachPodLedger).
+struct PodLedgerRef {
+  const kube::PodId& id;
+  const std::string& node;
+  std::optional<bool> idle;
+  std::optional<double> idle_seconds;
+  std::optional<double> energy_joules;
 };
 
 struct NamespaceLedger {
@@ -134,8 +158,13 @@ struct CostSummary {
 // What to publish for one cluster after a successful cycle.
 struct LedgerView {
   std::string cluster;
-  double recorded_unix = 0;                 // the cycle's time
-  std::vector<PodLedger> pods;              // sorted by id; attributed and kept pods
+  double recorded_unix = 0;  // the cycle's time
+  // The pods' idle runs and energy, in two lists sorted by pod (read both with
+  // ForEachPodLedger): the pods attributed this cycle, by index into the attribution the ledger
+  // recorded (Ledger::Record), and the pods still in the cluster but not attributed this cycle,
+  // with their names.
+  std::vector<AttributedPodLedger> attributed_pods;
+  std::vector<PodLedger> other_pods;
   std::vector<NamespaceLedger> namespaces;  // sorted by name
   // The pods' counters, in two lists sorted by pod (read both with ForEachPodHours): those of
   // the pods attributed this cycle on the node of their record, by index into the attribution
@@ -154,28 +183,64 @@ struct LedgerView {
   std::vector<accounting::Basis> bases{accounting::kAllBases.begin(), accounting::kAllBases.end()};
 };
 
+namespace detail {
+// Visits two lists sorted by pod in one pod order: the `indexed` rows name their pod by `.pod`, an
+// index into `pods` (a row whose index is not in `pods` is skipped), the `named` ones by
+// id_of(row). on_indexed(i, pods[indexed[i].pod]) and on_named(row) are called in turn.
+template <typename Indexed, typename Named, typename IdOf, typename OnIndexed, typename OnNamed>
+void MergeInPodOrder(const std::vector<Indexed>& indexed, const std::vector<Named>& named,
+                     const std::vector<attribution::Pod>& pods, IdOf&& id_of,
+                     OnIndexed&& on_indexed, OnNamed&& on_named) {
+  size_t i = 0, j = 0;
+  while (i < indexed.size() || j < named.size()) {
+    if (i < indexed.size() && indexed[i].pod >= pods.size()) {
+      ++i;
+      continue;
+    }
+    if (i < indexed.size() && (j == named.size() || pods[indexed[i].pod].id < id_of(named[j]))) {
+      on_indexed(i, pods[indexed[i].pod]);
+      ++i;
+    } else {
+      on_named(named[j++]);
+    }
+  }
+}
+}  // namespace detail
+
 // Calls fn(const PodHoursRef&) for every pod's counters of `v` in pod order, `pods` being the
 // attribution the view was made with (the CycleOutput's own). A row whose index is not in `pods`
 // (a view paired with another attribution) is skipped.
 template <typename Fn>
 void ForEachPodHours(const LedgerView& v, const std::vector<attribution::Pod>& pods, Fn&& fn) {
-  size_t i = 0, j = 0;
-  const auto& named = v.other_pod_hours;
-  while (i < v.pod_hours.size() || j < named.size()) {
-    const AttributedPodHours* a = i < v.pod_hours.size() ? &v.pod_hours[i] : nullptr;
-    if (a && a->pod >= pods.size()) {
-      ++i;
-      continue;
-    }
-    if (a && (j == named.size() || pods[a->pod].id < named[j].pod)) {
-      const attribution::Pod& p = pods[a->pod];
-      fn(PodHoursRef{p.id, p.node, a->hours, a->priced ? &v.pod_costs[i] : nullptr});
-      ++i;
-    } else {
-      const GpuHoursView& r = named[j++];
-      fn(PodHoursRef{r.pod, r.name, r.hours, r.cost ? &*r.cost : nullptr});
-    }
-  }
+  detail::MergeInPodOrder(
+      v.pod_hours, v.other_pod_hours, pods,
+      [](const GpuHoursView& r) -> const kube::PodId& { return r.pod; },
+      [&](size_t i, const attribution::Pod& p) {
+        const AttributedPodHours& a = v.pod_hours[i];
+        fn(PodHoursRef{p.id, p.node, a.hours, a.priced ? &v.pod_costs[i] : nullptr});
+      },
+      [&](const GpuHoursView& r) {
+        fn(PodHoursRef{r.pod, r.name, r.hours, r.cost ? &*r.cost : nullptr});
+      });
+}
+
+// Calls fn(const PodLedgerRef&) for every pod's idle run and energy of `v` in pod order, `pods`
+// being the attribution the view was recorded from (the CycleOutput's own). A row whose index is
+// not in `pods` (a view paired with another attribution) is skipped.
+template <typename Fn>
+void ForEachPodLedger(const LedgerView& v, const std::vector<attribution::Pod>& pods, Fn&& fn) {
+  detail::MergeInPodOrder(
+      v.attributed_pods, v.other_pods, pods,
+      [](const PodLedger& r) -> const kube::PodId& { return r.id; },
+      [&](size_t i, const attribution::Pod& p) {
+        const AttributedPodLedger& r = v.attributed_pods[i];
+        fn(PodLedgerRef{p.id, p.node, r.idle_known ? std::optional<bool>(r.idle) : std::nullopt,
+                        r.idle_known ? std::optional<double>(r.idle_seconds) : std::nullopt,
+                        r.energy_known ? std::optional<double>(r.energy_joules) : std::nullopt});
+      },
+      [&](const PodLedger& r) {
+        fn(PodLedgerRef{r.id, r.node, r.idle, r.idle_seconds, r.energy_joules});
+      });
 }
 
 // The pods that exist in the cluster now, with their UIDs (empty when unknown).
@@ -190,7 +255,8 @@ class Ledger {
 
   // Records one successful cycle at `now_unix` (wall-clock seconds, so it survives restarts).
   // `in_cluster`: the pods that exist in the cluster now and their UIDs; null means exactly the
-  // attributed ones, UIDs unknown.
+  // attributed ones, UIDs unknown. The view's rows of attributed pods are indices into
+  // `attribution.pods`: read them with that attribution (ForEachPodLedger).
   LedgerView Record(const attribution::Attribution& attribution, double now_unix,
                     const PodUids* in_cluster = nullptr);
 
