@@ -28,4 +28,13 @@ inline model::Snapshot SnapshotOf(const std::string& cluster, const model::Cycle
   return s;
 }
 
+// A pod of namespace "ml" as attribution names it (its id and node, nothing measured): the
+// attribution a view's rows by index point into.
+inline attribution::Pod AttributedPod(const std::string& name, const std::string& node) {
+  attribution::Pod p;
+  p.id = {"ml", name};
+  p.node = node;
+  return p;
+}
+
 }  // namespace gpuattr::testing

@@ -9,6 +9,7 @@
 namespace gpuattr::metrics {
 namespace {
 
+using gpuattr::testing::AttributedPod;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -87,13 +88,6 @@ accounting::CardAccount Card(
   }
   c.idle = idle;
   return c;
-}
-
-attribution::Pod AttributedPod(const std::string& name, const std::string& node) {
-  attribution::Pod p;
-  p.id = {"ml", name};
-  p.node = node;
-  return p;
 }
 
 // The pod rows that name their pods by index into the attribution render exactly as rows with

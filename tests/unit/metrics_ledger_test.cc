@@ -9,6 +9,7 @@
 namespace gpuattr::metrics {
 namespace {
 
+using gpuattr::testing::AttributedPod;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -53,13 +54,6 @@ TEST(MetricsLedger, IdleGaugesAndEnergyCounters) {
   EXPECT_THAT(text, HasSubstr("gpuattr_namespace_energy_joules_total{cluster=\"kind-gpu\","
                               "namespace=\"ml\"} 9000.25\n"));
   EXPECT_THAT(text, Not(HasSubstr("pod=\"unknown\"")));  // absent means unknown
-}
-
-attribution::Pod AttributedPod(const std::string& name, const std::string& node) {
-  attribution::Pod p;
-  p.id = {"ml", name};
-  p.node = node;
-  return p;
 }
 
 // Rows that name their pod by index into the cycle's attribution render exactly as rows with
